@@ -1,0 +1,157 @@
+/*
+ * heapkit: allocators for small RAM and hard deadlines, behind one interface.
+ *
+ * Every allocator manages a caller-supplied arena and places its control data
+ * at the start of that arena, so the library never calls malloc. Each one
+ * offers direct functions (hk_tlsf_malloc, ...) for zero-overhead use and
+ * also fills in an hk_heap_t, the uniform handle that tests, the lab and the
+ * ports use through hk_malloc(), hk_free(), ...
+ *
+ * The uniform calls take the port's lock hooks; the direct calls do not.
+ *
+ * Conventions shared by all allocators:
+ *   - every pointer returned is aligned to HK_ALIGN (8 by default, or 16);
+ *   - malloc(0) returns a unique minimum-size block that must be freed;
+ *   - a size that cannot be satisfied (including sizes near SIZE_MAX) returns
+ *     NULL and counts one failure; calloc whose n*size overflows does the same;
+ *   - free(NULL) does nothing; realloc(NULL, n) is malloc(n); realloc(p, 0)
+ *     frees p and returns NULL; a failed realloc leaves p untouched;
+ *   - misuse (double free, foreign or interior pointer, corrupted header) is
+ *     reported through the error hook and leaves the heap unchanged.
+ */
+#ifndef HEAPKIT_HEAPKIT_H
+#define HEAPKIT_HEAPKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Alignment of every returned pointer. Build-wide: 8 (default) or 16. */
+#ifndef HK_ALIGN
+#define HK_ALIGN 8
+#endif
+
+#if HK_ALIGN != 8 && HK_ALIGN != 16
+#error "HK_ALIGN must be 8 or 16"
+#endif
+
+/* Result of an init call. */
+typedef enum hk_status {
+    HK_OK = 0,
+    HK_EINVAL = -1,    /* NULL arena or an invalid configuration value */
+    HK_ETOOSMALL = -2  /* the arena cannot hold the control data and one block */
+} hk_status_t;
+
+/* Misuse detected on a pointer handed back to an allocator. */
+typedef enum hk_error {
+    HK_ERR_DOUBLE_FREE = 1,   /* the block is already free */
+    HK_ERR_FOREIGN_PTR = 2,   /* the pointer lies outside this heap */
+    HK_ERR_INTERIOR_PTR = 3,  /* inside the heap but not the start of a block */
+    HK_ERR_CORRUPT = 4        /* a header or control structure fails validation */
+} hk_error_t;
+
+typedef struct hk_heap hk_heap_t;
+
+typedef void (*hk_lock_fn)(void *ctx);
+typedef void (*hk_error_fn)(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr);
+
+/*
+ * Port hooks. NULL members are no-ops. The default error behaviour counts the
+ * error in hk_stats_t.error_count and leaves the heap untouched; a build with
+ * HK_DEBUG defined also asserts.
+ */
+typedef struct hk_hooks {
+    hk_lock_fn lock;
+    hk_lock_fn unlock;
+    hk_error_fn on_error;
+    void *ctx;
+} hk_hooks_t;
+
+/*
+ * One snapshot of a heap. Byte counts are exact:
+ *   capacity = free_bytes + (gross bytes of used blocks)
+ * where a block's gross size includes its header; used_granted counts what
+ * usable_size() reports and used_requested what the callers asked for.
+ */
+typedef struct hk_stats {
+    size_t capacity;       /* bytes covered by blocks (arena minus control data) */
+    size_t free_bytes;     /* gross bytes in free blocks */
+    size_t min_ever_free;  /* low-water mark of free_bytes */
+    size_t used_requested; /* live bytes as requested (buddy: equals used_granted) */
+    size_t used_granted;   /* live usable bytes */
+    size_t peak_used;      /* high-water mark of used_granted */
+    size_t largest_free;   /* gross size of the largest free block */
+    size_t smallest_free;  /* gross size of the smallest free block (0 if none) */
+    size_t free_blocks;
+    size_t used_blocks;
+    size_t alloc_count;    /* successful malloc/calloc/aligned_alloc, and realloc moves */
+    size_t free_count;     /* successful frees, and realloc moves */
+    size_t realloc_count;  /* successful realloc calls */
+    size_t fail_count;     /* allocations that returned NULL */
+    size_t split_count;
+    size_t coalesce_count;
+    size_t error_count;    /* misuse reports */
+} hk_stats_t;
+
+/* One block as the walk sees it. */
+typedef struct hk_block_info {
+    const void *start;   /* first byte of the block, header included */
+    size_t size;         /* gross size */
+    const void *payload; /* what malloc returned (used blocks) */
+    size_t usable;       /* usable_size of a used block; payload room of a free one */
+    int used;
+} hk_block_info_t;
+
+typedef void (*hk_walk_fn)(void *ctx, const hk_block_info_t *block);
+
+typedef struct hk_ops {
+    const char *name;
+    void *(*malloc)(hk_heap_t *heap, size_t size);
+    /* NULL where the allocator cannot honour alignments above HK_ALIGN. */
+    void *(*aligned_alloc)(hk_heap_t *heap, size_t alignment, size_t size);
+    void *(*realloc)(hk_heap_t *heap, void *ptr, size_t size);
+    void (*free)(hk_heap_t *heap, void *ptr);
+    size_t (*usable_size)(hk_heap_t *heap, const void *ptr);
+    void (*get_stats)(hk_heap_t *heap, hk_stats_t *out);
+    void (*walk)(hk_heap_t *heap, hk_walk_fn visit, void *ctx);
+    /* 0 when every invariant holds, otherwise a nonzero code naming the first broken one. */
+    int (*check)(hk_heap_t *heap);
+    /* Nonzero when ptr lies inside the memory this heap hands out. */
+    int (*owns)(const hk_heap_t *heap, const void *ptr);
+} hk_ops_t;
+
+/*
+ * The uniform handle. It sits at the start of every allocator's control
+ * block; the counters in stats are kept current by the allocator, the
+ * geometry fields (largest/smallest free) are filled in by get_stats.
+ */
+struct hk_heap {
+    const hk_ops_t *ops;
+    hk_hooks_t hooks;
+    hk_stats_t stats;
+};
+
+void hk_set_hooks(hk_heap_t *heap, const hk_hooks_t *hooks);
+
+void *hk_malloc(hk_heap_t *heap, size_t size);
+void *hk_calloc(hk_heap_t *heap, size_t count, size_t size);
+void *hk_realloc(hk_heap_t *heap, void *ptr, size_t size);
+/* alignment must be a power of two; returns NULL if the allocator cannot honour it. */
+void *hk_aligned_alloc(hk_heap_t *heap, size_t alignment, size_t size);
+void hk_free(hk_heap_t *heap, void *ptr);
+size_t hk_usable_size(hk_heap_t *heap, const void *ptr);
+void hk_get_stats(hk_heap_t *heap, hk_stats_t *out);
+void hk_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx);
+int hk_check(hk_heap_t *heap);
+int hk_owns(const hk_heap_t *heap, const void *ptr);
+const char *hk_name(const hk_heap_t *heap);
+const char *hk_error_name(hk_error_t error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

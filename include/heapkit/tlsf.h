@@ -1,0 +1,43 @@
+/*
+ * tlsf: two-level segregated fit, O(1) malloc and free with immediate
+ * coalescing. See src/tlsf.c.
+ */
+#ifndef HEAPKIT_TLSF_H
+#define HEAPKIT_TLSF_H
+
+#include "heapkit/heapkit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Default log2 of the second-level list count per first-level class (1..5). */
+#ifndef HK_TLSF_SL_LOG2
+#define HK_TLSF_SL_LOG2 4
+#endif
+
+typedef struct hk_tlsf_config {
+    unsigned sl_log2; /* 1..5: 2..32 second-level lists; 0 selects HK_TLSF_SL_LOG2 */
+} hk_tlsf_config_t;
+
+typedef struct hk_tlsf hk_tlsf_t;
+
+/* cfg may be NULL for the defaults. Returns NULL with *status set on failure. */
+hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, hk_status_t *status);
+hk_heap_t *hk_tlsf_heap(hk_tlsf_t *heap);
+
+void *hk_tlsf_malloc(hk_tlsf_t *heap, size_t size);
+void *hk_tlsf_aligned_alloc(hk_tlsf_t *heap, size_t alignment, size_t size);
+void *hk_tlsf_realloc(hk_tlsf_t *heap, void *ptr, size_t size);
+void hk_tlsf_free(hk_tlsf_t *heap, void *ptr);
+size_t hk_tlsf_usable_size(hk_tlsf_t *heap, const void *ptr);
+void hk_tlsf_get_stats(hk_tlsf_t *heap, hk_stats_t *out);
+void hk_tlsf_walk(hk_tlsf_t *heap, hk_walk_fn visit, void *ctx);
+int hk_tlsf_check(hk_tlsf_t *heap);
+int hk_tlsf_owns(const hk_tlsf_t *heap, const void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

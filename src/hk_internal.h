@@ -1,0 +1,160 @@
+/*
+ * Helpers shared by the allocator sources: arithmetic on sizes and addresses,
+ * the bookkeeping every allocator does on the counters in hk_heap_t.stats,
+ * misuse reporting, and the macro that turns an allocator's direct functions
+ * into its hk_ops_t table.
+ */
+#ifndef HEAPKIT_INTERNAL_H
+#define HEAPKIT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "heapkit/heapkit.h"
+
+#define HK_STATIC_ASSERT(cond, name) typedef char hk_static_assert_##name[(cond) ? 1 : -1]
+
+HK_STATIC_ASSERT((HK_ALIGN & (HK_ALIGN - 1)) == 0, align_is_power_of_two);
+HK_STATIC_ASSERT(sizeof(void *) <= HK_ALIGN, align_holds_a_pointer);
+
+static inline int hk_is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+static inline uintptr_t hk_align_up_uptr(uintptr_t x, uintptr_t a) { return (x + (a - 1)) & ~(a - 1); }
+
+static inline uintptr_t hk_align_down_uptr(uintptr_t x, uintptr_t a) { return x & ~(a - 1); }
+
+/* Round size up to a multiple of a power of two, or return 0 if that overflows. */
+static inline size_t hk_round_up(size_t size, size_t a)
+{
+    return (size > SIZE_MAX - (a - 1)) ? 0 : ((size + (a - 1)) & ~(a - 1));
+}
+
+/* floor(log2(x)) for x > 0. */
+static inline unsigned hk_log2_floor(size_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)(sizeof(size_t) * 8u - 1u) - (unsigned)__builtin_clzl((unsigned long)x);
+#else
+    unsigned r = 0;
+    while (x >>= 1) {
+        r++;
+    }
+    return r;
+#endif
+}
+
+/* ceil(log2(x)) for x > 0. */
+static inline unsigned hk_log2_ceil(size_t x) { return (x <= 1) ? 0u : hk_log2_floor(x - 1u) + 1u; }
+
+/* Index of the lowest set bit of a nonzero 32-bit mask. */
+static inline unsigned hk_ffs32(uint32_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctz(x);
+#else
+    unsigned r = 0;
+    while ((x & 1u) == 0) {
+        x >>= 1;
+        r++;
+    }
+    return r;
+#endif
+}
+
+/* Index of the highest set bit of a nonzero 32-bit mask. */
+static inline unsigned hk_fls32(uint32_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return 31u - (unsigned)__builtin_clz(x);
+#else
+    unsigned r = 0;
+    while (x >>= 1) {
+        r++;
+    }
+    return r;
+#endif
+}
+
+/* Pointer inside [lo, hi)? Compared as integers so foreign pointers are well defined. */
+static inline int hk_in_range(const void *p, const void *lo, const void *hi)
+{
+    return (uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)hi;
+}
+
+/* Reset the handle of a freshly initialised heap whose capacity is all free. */
+void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity);
+
+/* Report misuse: count it, call the hook, assert in debug builds. */
+void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr);
+
+/* Counter updates for one block leaving or entering the free pool. */
+static inline void hk_count_alloc(hk_heap_t *heap, size_t requested, size_t granted, size_t gross)
+{
+    hk_stats_t *s = &heap->stats;
+    s->alloc_count++;
+    s->used_blocks++;
+    s->used_requested += requested;
+    s->used_granted += granted;
+    s->free_bytes -= gross;
+    if (s->used_granted > s->peak_used) {
+        s->peak_used = s->used_granted;
+    }
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
+    }
+}
+
+static inline void hk_count_free(hk_heap_t *heap, size_t requested, size_t granted, size_t gross)
+{
+    hk_stats_t *s = &heap->stats;
+    s->free_count++;
+    s->used_blocks--;
+    s->used_requested -= requested;
+    s->used_granted -= granted;
+    s->free_bytes += gross;
+}
+
+/* An in-place realloc: the block keeps its address but changes size. */
+static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t old_granted, size_t old_gross,
+                                   size_t new_requested, size_t new_granted, size_t new_gross)
+{
+    hk_stats_t *s = &heap->stats;
+    s->used_requested = s->used_requested - old_requested + new_requested;
+    s->used_granted = s->used_granted - old_granted + new_granted;
+    s->free_bytes = s->free_bytes + old_gross - new_gross;
+    if (s->used_granted > s->peak_used) {
+        s->peak_used = s->used_granted;
+    }
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
+    }
+}
+
+/*
+ * realloc by moving: allocate, copy the smaller of the two sizes, free.
+ * Shared by every allocator once its in-place attempts have failed.
+ */
+void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t size);
+
+/*
+ * Define `static const hk_ops_t <prefix>_ops` from the direct functions
+ * <prefix>_malloc, _realloc, _free, _usable_size, _get_stats, _walk, _check
+ * and _owns, each taking a `type *` first. name is the allocator's short
+ * name; aligned is the aligned-alloc adapter or NULL.
+ */
+#define HK_DEFINE_OPS(prefix, type, name, aligned)                                                                      \
+    static void *prefix##_op_malloc(hk_heap_t *h, size_t n) { return prefix##_malloc((type *)h, n); }           \
+    static void *prefix##_op_realloc(hk_heap_t *h, void *p, size_t n) { return prefix##_realloc((type *)h, p, n); } \
+    static void prefix##_op_free(hk_heap_t *h, void *p) { prefix##_free((type *)h, p); }                        \
+    static size_t prefix##_op_usable(hk_heap_t *h, const void *p) { return prefix##_usable_size((type *)h, p); } \
+    static void prefix##_op_stats(hk_heap_t *h, hk_stats_t *s) { prefix##_get_stats((type *)h, s); }            \
+    static void prefix##_op_walk(hk_heap_t *h, hk_walk_fn f, void *c) { prefix##_walk((type *)h, f, c); }       \
+    static int prefix##_op_check(hk_heap_t *h) { return prefix##_check((type *)h); }                             \
+    static int prefix##_op_owns(const hk_heap_t *h, const void *p) { return prefix##_owns((const type *)h, p); } \
+    static const hk_ops_t prefix##_ops = {name,              prefix##_op_malloc, aligned,                       \
+                                          prefix##_op_realloc, prefix##_op_free,  prefix##_op_usable,           \
+                                          prefix##_op_stats,   prefix##_op_walk,  prefix##_op_check,            \
+                                          prefix##_op_owns}
+
+#endif

@@ -1,0 +1,497 @@
+/*
+ * seqfit: sequential fits over an address-ordered free list.
+ *
+ * The arena is a chain of boundary-tagged blocks (tagged.h) followed by the
+ * top: the untouched free block that reaches the end of the arena. A request
+ * first searches the free list (a "reuse") with the policy chosen at init:
+ *
+ *   first  the lowest-addressed block that fits,
+ *   next   first fit, resumed where the previous search stopped,
+ *   best   the smallest block that fits (an exact fit ends the search),
+ *   worst  the largest block;
+ *
+ * and only when nothing on the list fits does it carve the request from the
+ * bottom of the top (a "grow", as sbrk would). A found block is split when
+ * the remainder can form a block of its own (HK_TAG_MIN_BLOCK). Free merges
+ * the block with both physical neighbours at once; a block that comes to
+ * touch the top merges into it, which lowers the top again.
+ *
+ * With first fit this is the placement of FreeRTOS heap_4 (first fit over an
+ * address-ordered list whose last block is the rest of the heap).
+ *
+ * Time: malloc and free are O(free blocks) (the search, and the sorted
+ * insert when a freed block has no free neighbour); everything else is O(1).
+ * Overhead: the 8-byte tag per used block; a free block needs
+ * HK_TAG_MIN_BLOCK. Misuse detection is that of tagged.h.
+ *
+ * The fits-cse3320 seed's counters (reuses, grows, splits, coalesces, free
+ * blocks, bytes requested, max heap) are kept in hk_seqfit_counters_t.
+ */
+#include "heapkit/seqfit.h"
+
+#include "tagged.h"
+
+struct hk_seqfit {
+    hk_heap_t heap;
+    hk_tag_span_t span;
+    hk_seqfit_policy_t policy;
+    hk_tag_t *head;  /* free blocks below the top, by address */
+    hk_tag_t *rover; /* next fit: where the last search stopped */
+    hk_tag_t *top;   /* free block ending at the sentinel, or NULL */
+    size_t reuses;
+    size_t grows;
+    size_t requested_total;
+    size_t max_heap;
+};
+
+static hk_tag_t *next_free(const hk_tag_t *b) { return hk_tag_links(b)->next; }
+
+static void link_between(hk_seqfit_t *s, hk_tag_t *b, hk_tag_t *prev, hk_tag_t *next)
+{
+    hk_tag_links(b)->prev = prev;
+    hk_tag_links(b)->next = next;
+    if (prev != NULL) {
+        hk_tag_links(prev)->next = b;
+    } else {
+        s->head = b;
+    }
+    if (next != NULL) {
+        hk_tag_links(next)->prev = b;
+    }
+}
+
+static void list_insert(hk_seqfit_t *s, hk_tag_t *b)
+{
+    hk_tag_t *prev = NULL;
+    hk_tag_t *next = s->head;
+    while (next != NULL && next < b) {
+        prev = next;
+        next = next_free(next);
+    }
+    link_between(s, b, prev, next);
+    s->heap.stats.free_blocks++;
+}
+
+static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
+{
+    hk_tag_links_t *links = hk_tag_links(b);
+    if (links->prev != NULL) {
+        hk_tag_links(links->prev)->next = links->next;
+    } else {
+        s->head = links->next;
+    }
+    if (links->next != NULL) {
+        hk_tag_links(links->next)->prev = links->prev;
+    }
+    if (s->rover == b) {
+        s->rover = links->next;
+    }
+    s->heap.stats.free_blocks--;
+}
+
+/* b takes old's place on the list; address order is kept because they are neighbours. */
+static void list_replace(hk_seqfit_t *s, hk_tag_t *old, hk_tag_t *b)
+{
+    hk_tag_links_t *links = hk_tag_links(old);
+    link_between(s, b, links->prev, links->next);
+    if (s->rover == old) {
+        s->rover = b;
+    }
+}
+
+static hk_tag_t *search(hk_seqfit_t *s, size_t size)
+{
+    hk_tag_t *b;
+    hk_tag_t *pick = NULL;
+    switch (s->policy) {
+    case HK_SEQFIT_FIRST:
+        for (b = s->head; b != NULL && hk_tag_size(b) < size; b = next_free(b)) {
+        }
+        return b;
+    case HK_SEQFIT_NEXT: {
+        hk_tag_t *start = (s->rover != NULL) ? s->rover : s->head;
+        b = start;
+        while (b != NULL) {
+            if (hk_tag_size(b) >= size) {
+                s->rover = b;
+                return b;
+            }
+            b = next_free(b);
+            if (b == NULL && start != s->head) {
+                b = s->head;
+            }
+            if (b == start) {
+                break;
+            }
+        }
+        return NULL;
+    }
+    case HK_SEQFIT_BEST:
+        for (b = s->head; b != NULL; b = next_free(b)) {
+            if (hk_tag_size(b) >= size && (pick == NULL || hk_tag_size(b) < hk_tag_size(pick))) {
+                pick = b;
+                if (hk_tag_size(b) == size) {
+                    break;
+                }
+            }
+        }
+        return pick;
+    case HK_SEQFIT_WORST:
+        for (b = s->head; b != NULL; b = next_free(b)) {
+            if (pick == NULL || hk_tag_size(b) > hk_tag_size(pick)) {
+                pick = b;
+            }
+        }
+        return (pick != NULL && hk_tag_size(pick) >= size) ? pick : NULL;
+    }
+    return NULL;
+}
+
+/* Take free block b off the list, or out of the top. */
+static void detach(hk_seqfit_t *s, hk_tag_t *b)
+{
+    if (b == s->top) {
+        s->top = NULL;
+        s->heap.stats.free_blocks--;
+    } else {
+        list_remove(s, b);
+    }
+}
+
+/* File free block b: it becomes the top if it reaches the sentinel, else goes on the list. */
+static void file(hk_seqfit_t *s, hk_tag_t *b)
+{
+    if (hk_tag_next(b) == s->span.sentinel) {
+        s->top = b;
+        s->heap.stats.free_blocks++;
+    } else {
+        list_insert(s, b);
+    }
+}
+
+static void note_top(hk_seqfit_t *s)
+{
+    const hk_tag_t *top = (s->top != NULL) ? s->top : s->span.sentinel;
+    size_t used = (size_t)((uintptr_t)top - (uintptr_t)s->span.first);
+    if (used > s->max_heap) {
+        s->max_heap = used;
+    }
+}
+
+/* Turn free block b (the top, or on the list) into a used block of `size` gross bytes. */
+static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested)
+{
+    size_t rest = hk_tag_size(b) - size;
+    hk_tag_t *r = NULL;
+    int from_top = (b == s->top);
+
+    if (rest >= HK_TAG_MIN_BLOCK) {
+        r = (hk_tag_t *)((uintptr_t)b + size);
+        hk_tag_set(b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
+        hk_tag_set(r, (uint32_t)rest | HK_TAG_PREV_USED, 0);
+        hk_tag_make_free(r, rest);
+    }
+    if (from_top) {
+        detach(s, b);
+        if (r != NULL) {
+            file(s, r);
+        }
+        s->grows++;
+    } else {
+        if (r != NULL) {
+            list_replace(s, b, r);
+            s->heap.stats.split_count++;
+        } else {
+            list_remove(s, b);
+        }
+        s->reuses++;
+    }
+    hk_tag_make_used(b, hk_tag_size(b), requested);
+    hk_count_alloc(&s->heap, requested, hk_tag_usable(b), hk_tag_size(b));
+    s->requested_total += requested;
+    note_top(s);
+    return hk_tag_payload(b);
+}
+
+static void *fail(hk_seqfit_t *s)
+{
+    s->heap.stats.fail_count++;
+    return NULL;
+}
+
+/* A free block of at least size gross bytes: from the list, else the top. */
+static hk_tag_t *find_fit(hk_seqfit_t *s, size_t size)
+{
+    hk_tag_t *b = search(s, size);
+    if (b == NULL && s->top != NULL && hk_tag_size(s->top) >= size) {
+        b = s->top;
+    }
+    return b;
+}
+
+void *hk_seqfit_malloc(hk_seqfit_t *s, size_t size)
+{
+    size_t gross = hk_tag_gross(size);
+    hk_tag_t *b = (gross != 0) ? find_fit(s, gross) : NULL;
+    return (b != NULL) ? hand_out(s, b, gross, size) : fail(s);
+}
+
+void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
+{
+    size_t gross = hk_tag_gross(size);
+    size_t slack = alignment + HK_TAG_MIN_BLOCK;
+    hk_tag_t *b;
+    uintptr_t payload;
+    uintptr_t aligned;
+
+    if (!hk_is_pow2(alignment) || alignment > HK_TAG_MAX_SPAN / 2u) {
+        return fail(s);
+    }
+    if (alignment <= HK_ALIGN) {
+        return hk_seqfit_malloc(s, size);
+    }
+    if (gross == 0 || gross > HK_TAG_MAX_SPAN - slack || (b = find_fit(s, gross + slack)) == NULL) {
+        return fail(s);
+    }
+    payload = (uintptr_t)hk_tag_payload(b);
+    aligned = hk_align_up_uptr(payload, alignment);
+    if (aligned != payload && aligned - payload < HK_TAG_MIN_BLOCK) {
+        aligned = hk_align_up_uptr(payload + HK_TAG_MIN_BLOCK, alignment);
+    }
+    if (aligned != payload) {
+        /* The gap in front stays (or, cut from the top, becomes) a listed free block. */
+        size_t gap = (size_t)(aligned - payload);
+        hk_tag_t *front = b;
+        b = (hk_tag_t *)((uintptr_t)front + gap);
+        hk_tag_set(b, (uint32_t)(hk_tag_size(front) - gap), 0);
+        hk_tag_make_free(front, gap);
+        if (front == s->top) {
+            s->top = b;
+            list_insert(s, front);
+        } else {
+            link_between(s, b, front, next_free(front));
+            s->heap.stats.free_blocks++;
+        }
+        s->heap.stats.split_count++;
+    }
+    return hand_out(s, b, gross, size);
+}
+
+/* Free block b (on no list): merge it with its free neighbours and file the result. */
+static void release(hk_seqfit_t *s, hk_tag_t *b)
+{
+    size_t size = hk_tag_size(b);
+    hk_tag_t *next = hk_tag_next(b);
+
+    /* A stale tag that says "free" is what catches a later double free. */
+    hk_tag_set(b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
+    if (!hk_tag_prev_used(b)) {
+        b = hk_tag_prev(b);
+        detach(s, b);
+        size += hk_tag_size(b);
+        s->heap.stats.coalesce_count++;
+    }
+    if (!hk_tag_used(next)) {
+        detach(s, next);
+        size += hk_tag_size(next);
+        s->heap.stats.coalesce_count++;
+    }
+    hk_tag_make_free(b, size);
+    file(s, b);
+}
+
+void hk_seqfit_free(hk_seqfit_t *s, void *ptr)
+{
+    hk_tag_t *b;
+    if (ptr == NULL || (b = hk_tag_lookup(&s->heap, &s->span, ptr)) == NULL) {
+        return;
+    }
+    hk_count_free(&s->heap, hk_tag_requested(b), hk_tag_usable(b), hk_tag_size(b));
+    release(s, b);
+}
+
+void *hk_seqfit_realloc(hk_seqfit_t *s, void *ptr, size_t size)
+{
+    hk_tag_t *b;
+    hk_tag_t *next;
+    size_t gross;
+    size_t old_size;
+    size_t old_requested;
+    size_t old_usable;
+    size_t rest;
+
+    if (ptr == NULL) {
+        return hk_seqfit_malloc(s, size);
+    }
+    if ((b = hk_tag_lookup(&s->heap, &s->span, ptr)) == NULL) {
+        return NULL;
+    }
+    if (size == 0) {
+        hk_seqfit_free(s, ptr);
+        return NULL;
+    }
+    gross = hk_tag_gross(size);
+    if (gross == 0) {
+        return fail(s);
+    }
+    old_size = hk_tag_size(b);
+    old_requested = hk_tag_requested(b);
+    old_usable = hk_tag_usable(b);
+    next = hk_tag_next(b);
+    if (gross > old_size) {
+        if (hk_tag_used(next) || old_size + hk_tag_size(next) < gross) {
+            void *moved = hk_realloc_by_move(&s->heap, ptr, old_usable, size);
+            s->heap.stats.realloc_count += (moved != NULL);
+            return moved;
+        }
+        /* Absorb the free neighbour; what it does not need is released below. */
+        detach(s, next);
+        hk_tag_set(b, (uint32_t)(old_size + hk_tag_size(next)) | (b->size_flags & HK_TAG_FLAGS), 0);
+        hk_tag_set_prev_used(hk_tag_next(b), 1);
+        s->heap.stats.coalesce_count++;
+    }
+    rest = hk_tag_size(b) - gross;
+    if (rest >= HK_TAG_MIN_BLOCK) {
+        hk_tag_t *r = (hk_tag_t *)((uintptr_t)b + gross);
+        hk_tag_set(b, (uint32_t)gross | (b->size_flags & HK_TAG_FLAGS), 0);
+        hk_tag_set(r, (uint32_t)rest | HK_TAG_PREV_USED, 0);
+        s->heap.stats.split_count++;
+        release(s, r);
+    }
+    hk_tag_make_used(b, hk_tag_size(b), size);
+    hk_count_resize(&s->heap, old_requested, old_usable, old_size, size, hk_tag_usable(b), hk_tag_size(b));
+    s->heap.stats.realloc_count++;
+    note_top(s);
+    return ptr;
+}
+
+size_t hk_seqfit_usable_size(hk_seqfit_t *s, const void *ptr)
+{
+    const hk_tag_t *b;
+    if (ptr == NULL || (b = hk_tag_lookup(&s->heap, &s->span, ptr)) == NULL) {
+        return 0;
+    }
+    return hk_tag_usable(b);
+}
+
+void hk_seqfit_get_stats(hk_seqfit_t *s, hk_stats_t *out)
+{
+    const hk_tag_t *b;
+    *out = s->heap.stats;
+    out->largest_free = (s->top != NULL) ? hk_tag_size(s->top) : 0;
+    out->smallest_free = out->largest_free;
+    for (b = s->head; b != NULL; b = next_free(b)) {
+        size_t size = hk_tag_size(b);
+        if (size > out->largest_free) {
+            out->largest_free = size;
+        }
+        if (out->smallest_free == 0 || size < out->smallest_free) {
+            out->smallest_free = size;
+        }
+    }
+}
+
+void hk_seqfit_get_counters(const hk_seqfit_t *s, hk_seqfit_counters_t *out)
+{
+    out->reuses = s->reuses;
+    out->grows = s->grows;
+    out->splits = s->heap.stats.split_count;
+    out->coalesces = s->heap.stats.coalesce_count;
+    out->free_blocks = s->heap.stats.free_blocks - (s->top != NULL);
+    out->requested = s->requested_total;
+    out->max_heap = s->max_heap;
+}
+
+void hk_seqfit_walk(hk_seqfit_t *s, hk_walk_fn visit, void *ctx) { hk_tag_walk(&s->span, visit, ctx); }
+
+int hk_seqfit_owns(const hk_seqfit_t *s, const void *ptr) { return hk_in_range(ptr, s->span.first, s->span.sentinel); }
+
+int hk_seqfit_check(hk_seqfit_t *s)
+{
+    const hk_tag_t *prev = NULL;
+    const hk_tag_t *b;
+    size_t listed = 0;
+    int rc = hk_tag_check(&s->heap, &s->span);
+    int rover_listed = (s->rover == NULL);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (s->top != NULL && (hk_tag_used(s->top) || hk_tag_next(s->top) != s->span.sentinel)) {
+        return 30;
+    }
+    if (s->top == NULL && !hk_tag_prev_used(s->span.sentinel)) {
+        return 31;
+    }
+    for (b = s->head; b != NULL; prev = b, b = next_free(b)) {
+        if (!hk_in_range(b, s->span.first, s->span.sentinel) || hk_tag_used(b) || b == s->top) {
+            return 32;
+        }
+        if (hk_tag_links(b)->prev != prev || (prev != NULL && prev >= b)) {
+            return 33;
+        }
+        if (++listed > s->heap.stats.free_blocks) {
+            return 34;
+        }
+        rover_listed |= (b == s->rover);
+    }
+    if (listed + (s->top != NULL) != s->heap.stats.free_blocks) {
+        return 35;
+    }
+    return rover_listed ? 0 : 36;
+}
+
+static void *seqfit_op_aligned(hk_heap_t *h, size_t alignment, size_t size)
+{
+    return hk_seqfit_aligned_alloc((hk_seqfit_t *)h, alignment, size);
+}
+
+HK_DEFINE_OPS(hk_seqfit, hk_seqfit_t, "seqfit", seqfit_op_aligned);
+
+hk_heap_t *hk_seqfit_heap(hk_seqfit_t *s) { return &s->heap; }
+
+const char *hk_seqfit_policy_name(hk_seqfit_policy_t policy)
+{
+    static const char *const names[] = {"first", "next", "best", "worst"};
+    return ((unsigned)policy < 4u) ? names[policy] : "?";
+}
+
+hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy, hk_status_t *status)
+{
+    uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
+    uintptr_t end = (size > UINTPTR_MAX - (uintptr_t)arena) ? UINTPTR_MAX : (uintptr_t)arena + size;
+    hk_seqfit_t *s;
+    size_t span_size;
+    hk_status_t result = HK_OK;
+
+    if (arena == NULL || (unsigned)policy > (unsigned)HK_SEQFIT_WORST) {
+        result = HK_EINVAL;
+    } else if (end < base || end - base < sizeof(hk_seqfit_t)) {
+        result = HK_ETOOSMALL;
+    }
+    if (result == HK_OK) {
+        s = (hk_seqfit_t *)base;
+        span_size = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)),
+                                     (size_t)(end - base - sizeof(hk_seqfit_t)));
+        if (span_size == 0) {
+            result = HK_ETOOSMALL;
+        }
+    }
+    if (status != NULL) {
+        *status = result;
+    }
+    if (result != HK_OK) {
+        return NULL;
+    }
+    hk_heap_setup(&s->heap, &hk_seqfit_ops, span_size);
+    s->policy = policy;
+    s->head = NULL;
+    s->rover = NULL;
+    s->top = s->span.first;
+    s->heap.stats.free_blocks = 1;
+    s->reuses = 0;
+    s->grows = 0;
+    s->requested_total = 0;
+    s->max_heap = 0;
+    return s;
+}
