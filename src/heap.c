@@ -11,7 +11,7 @@
 
 void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity)
 {
-    memset(heap, 0, sizeof(*heap));
+    hk_memset(heap, 0, sizeof(*heap));
     heap->ops = ops;
     heap->stats.capacity = capacity;
     heap->stats.free_bytes = capacity;
@@ -49,7 +49,7 @@ void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t s
 {
     void *moved = heap->ops->malloc(heap, size);
     if (moved != NULL) {
-        memcpy(moved, ptr, old_usable < size ? old_usable : size);
+        hk_memcpy(moved, ptr, old_usable < size ? old_usable : size);
         heap->ops->free(heap, ptr);
     }
     return moved;
@@ -58,7 +58,7 @@ void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t s
 void hk_set_hooks(hk_heap_t *heap, const hk_hooks_t *hooks)
 {
     if (hooks == NULL) {
-        memset(&heap->hooks, 0, sizeof(heap->hooks));
+        hk_memset(&heap->hooks, 0, sizeof(heap->hooks));
     } else {
         heap->hooks = *hooks;
     }
@@ -100,7 +100,7 @@ void *hk_calloc(hk_heap_t *heap, size_t count, size_t size)
     p = heap->ops->malloc(heap, count * size);
     unlock(heap);
     if (p != NULL) {
-        memset(p, 0, count * size);
+        hk_memset(p, 0, count * size);
     }
     return p;
 }

@@ -9,9 +9,22 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "heapkit/heapkit.h"
+
+/*
+ * The only library calls the core makes. The builtins need no libc header,
+ * so the core builds with a bare cross compiler; the compiler inlines small
+ * fixed sizes and calls memcpy/memset otherwise.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define hk_memcpy __builtin_memcpy
+#define hk_memset __builtin_memset
+#else
+#include <string.h>
+#define hk_memcpy memcpy
+#define hk_memset memset
+#endif
 
 #define HK_STATIC_ASSERT(cond, name) typedef char hk_static_assert_##name[(cond) ? 1 : -1]
 

@@ -118,7 +118,7 @@ static inline void hk_tag_make_used(hk_tag_t *t, size_t size, size_t requested)
 static inline size_t hk_tag_gross(size_t requested)
 {
     size_t gross;
-    if (requested > HK_TAG_MAX_SPAN) {
+    if (requested > HK_TAG_MAX_SPAN - HK_TAG_HDR) {
         return 0;
     }
     gross = hk_round_up(requested + HK_TAG_HDR, HK_ALIGN);

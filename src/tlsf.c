@@ -436,7 +436,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, h
         return refuse(status, HK_ETOOSMALL);
     }
     t = (hk_tlsf_t *)base;
-    memset(t, 0, sizeof(*t));
+    hk_memset(t, 0, sizeof(*t));
     t->sl_log2 = sl_log2;
     t->small_shift = sl_log2 + align_log2();
     /* Size the list heads for the largest block this arena could hold. */
@@ -458,7 +458,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, h
     if (blocks > end) {
         return refuse(status, HK_ETOOSMALL);
     }
-    memset(t->heads, 0, lists * sizeof(hk_tag_t *));
+    hk_memset(t->heads, 0, lists * sizeof(hk_tag_t *));
     span_size = hk_tag_span_init(&t->span, (void *)blocks, (size_t)(end - blocks));
     if (span_size == 0) {
         return refuse(status, HK_ETOOSMALL);
