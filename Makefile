@@ -1,0 +1,142 @@
+# heapkit: the one entry point for building and testing.
+#
+#   make test      THE test command (CI runs it): installs missing packages,
+#                  builds with gcc and runs ctest; builds and runs the suite
+#                  again under ASan+UBSan (HEAPKIT_SAN_PROPERTY_OPS property
+#                  operations instead of HEAPKIT_PROPERTY_OPS); builds with
+#                  clang (warnings are errors) with HK_ALIGN=16 and runs that
+#                  suite with fewer operations; smoke-runs every fuzzer for
+#                  FUZZ_SMOKE_SECONDS; checks the core is freestanding; prints
+#                  the cross-compiled size table.
+#   make build     configure and build with gcc (build/gcc)
+#   make venv      the lab's Python environment (.venv, the heapkit package)
+#   make fuzz      every fuzzer for FUZZ_SECONDS (default 120) each
+#   make sizes     the .text/.data/.bss table for Cortex-M0+/M3/M4F and RV32IMAC
+#   make deps      install the missing Debian packages only
+#   make clean     remove build/
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PROPERTY_OPS ?= 1000000
+SAN_PROPERTY_OPS ?= 200000
+CLANG_PROPERTY_OPS ?= 200000
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_SECONDS ?= 120
+
+APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
+                gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3
+VENV := .venv
+PYTHON ?= python3
+
+export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+
+TIMING := $(BUILD)/timing.txt
+# $(call timed,label,commands): run commands and log how long they took
+timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
+
+.PHONY: test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
+        timing-start timing-report
+
+test: timing-start deps venv gcc-test lab-test asan-test clang-test fuzz-smoke freestanding sizes timing-report
+
+timing-start:
+	@mkdir -p $(BUILD)
+	@: > $(TIMING)
+	@date +%s > $(BUILD)/.test-start
+
+timing-report:
+	@echo
+	@echo "== make test: time per phase"
+	@cat $(TIMING)
+	@echo "total: $$(( $$(date +%s) - $$(cat $(BUILD)/.test-start) )) s"
+
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  [ "$$(dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null)" = "install ok installed" ] || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "== installing:$$missing"; \
+	  apt-get update; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	else \
+	  echo "== packages: all present"; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: lab/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e 'lab[test]'
+	@touch $@
+
+lab-test: venv
+	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"
+	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q)
+
+build: deps venv
+	@mkdir -p $(BUILD)
+	cmake -S . -B $(BUILD)/gcc -DCMAKE_C_COMPILER=gcc -DHEAPKIT_PROPERTY_OPS=$(PROPERTY_OPS)
+	cmake --build $(BUILD)/gcc -j $(JOBS)
+
+gcc-test:
+	@echo "== gcc build and tests ($(PROPERTY_OPS) property operations per allocator)"
+	@$(call timed,gcc build + ctest,$(MAKE) --no-print-directory build && \
+	  ctest --test-dir $(BUILD)/gcc -j $(JOBS) --output-on-failure)
+
+asan-test:
+	@echo "== ASan+UBSan build and tests ($(SAN_PROPERTY_OPS) property operations per allocator)"
+	@$(call timed,asan+ubsan build + ctest,\
+	  cmake -S . -B $(BUILD)/asan -DCMAKE_C_COMPILER=gcc -DHEAPKIT_SANITIZE=ON \
+	    -DHEAPKIT_PROPERTY_OPS=$(SAN_PROPERTY_OPS) && \
+	  cmake --build $(BUILD)/asan -j $(JOBS) && \
+	  ctest --test-dir $(BUILD)/asan -j $(JOBS) --output-on-failure)
+
+clang-test:
+	@echo "== clang build, HK_ALIGN=16, warnings as errors ($(CLANG_PROPERTY_OPS) property operations)"
+	@$(call timed,clang HK_ALIGN=16 build + ctest,\
+	  cmake -S . -B $(BUILD)/clang -DCMAKE_C_COMPILER=clang -DHEAPKIT_ALIGN=16 \
+	    -DHEAPKIT_PROPERTY_OPS=$(CLANG_PROPERTY_OPS) && \
+	  cmake --build $(BUILD)/clang -j $(JOBS) && \
+	  ctest --test-dir $(BUILD)/clang -j $(JOBS) --output-on-failure)
+
+fuzz-venv: $(VENV)/.installed
+
+$(VENV)/.installed: lab/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e 'lab[test]'
+	@touch $@
+
+lab-test: venv
+	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"
+	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q)
+
+build: deps venv
+	cmake -S . -B $(BUILD)/fuzz -DCMAKE_C_COMPILER=clang -DHEAPKIT_FUZZ=ON
+	cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzzers
+
+fuzz-smoke:
+	@echo "== fuzzers, $(FUZZ_SMOKE_SECONDS) s each"
+	@$(call timed,fuzz build + smoke runs,$(MAKE) --no-print-directory fuzz-build && \
+	  tests/fuzz/run_fuzzers.sh $(BUILD)/fuzz $(FUZZ_SMOKE_SECONDS) $(JOBS))
+
+fuzz: fuzz-build
+	tests/fuzz/run_fuzzers.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(JOBS)
+
+freestanding:
+	@echo "== freestanding check"
+	@[ -f $(BUILD)/gcc/libheapkit.a ] || $(MAKE) --no-print-directory build
+	@$(call timed,freestanding check,tools/check_freestanding.sh $(BUILD)/gcc/libheapkit.a)
+
+sizes: deps
+	@echo "== cross-compiled sizes"
+	@$(call timed,cross sizes,tools/cross_sizes.sh $(BUILD)/sizes)
+
+clean:
+	rm -rf $(BUILD)

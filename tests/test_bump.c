@@ -1,0 +1,808 @@
+/* Unit tests of the bump allocator (src/bump.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "heapkit/bump.h"
+
+#define ARENA_SIZE 4096u
+#define HDR 8u
+
+static _Alignas(64) unsigned char arena[ARENA_SIZE + 64];
+static _Alignas(64) unsigned char big_arena[1u << 16];
+
+/* ---- helpers ---- */
+
+typedef struct errlog {
+    int count;
+    hk_error_t last;
+    const void *ptr;
+    hk_heap_t *heap;
+} errlog_t;
+
+static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
+{
+    errlog_t *log = (errlog_t *)ctx;
+    log->count++;
+    log->last = error;
+    log->ptr = ptr;
+    log->heap = heap;
+}
+
+static hk_bump_t *make(void *mem, size_t size, errlog_t *log)
+{
+    hk_status_t st = HK_EINVAL;
+    hk_bump_t *h = hk_bump_init(mem, size, &st);
+    assert_non_null(h);
+    assert_int_equal(st, HK_OK);
+    if (log != NULL) {
+        hk_hooks_t hooks;
+        memset(log, 0, sizeof(*log));
+        memset(&hooks, 0, sizeof(hooks));
+        hooks.on_error = on_error;
+        hooks.ctx = log;
+        hk_set_hooks(hk_bump_heap(h), &hooks);
+    }
+    return h;
+}
+
+static hk_stats_t stats_of(hk_bump_t *h)
+{
+    hk_stats_t s;
+    memset(&s, 0xA5, sizeof(s));
+    hk_bump_get_stats(h, &s);
+    return s;
+}
+
+static size_t gross(size_t n)
+{
+    size_t g = (n + HDR + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1);
+    return n == 0 ? ((HDR + 1 + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1)) : g;
+}
+
+#define MAX_WALK 256
+
+typedef struct walk_log {
+    size_t n;
+    hk_block_info_t b[MAX_WALK];
+} walk_log_t;
+
+static void walk_collect(void *ctx, const hk_block_info_t *b)
+{
+    walk_log_t *w = (walk_log_t *)ctx;
+    assert_true(w->n < MAX_WALK);
+    w->b[w->n++] = *b;
+}
+
+static void take_walk(hk_bump_t *h, walk_log_t *w)
+{
+    w->n = 0;
+    hk_bump_walk(h, walk_collect, w);
+}
+
+/* Stats equal apart from the misuse counter. */
+static void assert_same_but_errors(const hk_stats_t *a, const hk_stats_t *b)
+{
+    hk_stats_t x = *a;
+    hk_stats_t y = *b;
+    x.error_count = 0;
+    y.error_count = 0;
+    assert_memory_equal(&x, &y, sizeof(x));
+}
+
+/* ---- init ---- */
+
+static void init_rejects_bad_arenas(void **state)
+{
+    hk_status_t st = HK_OK;
+    (void)state;
+    assert_null(hk_bump_init(NULL, ARENA_SIZE, &st));
+    assert_int_equal(st, HK_EINVAL);
+    assert_null(hk_bump_init(NULL, ARENA_SIZE, NULL));
+    st = HK_OK;
+    assert_null(hk_bump_init(arena, 0, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_bump_init(arena, 64, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    assert_null(hk_bump_init(arena, 64, NULL));
+}
+
+static void init_smallest_arena_holds_one_block(void **state)
+{
+    size_t size;
+    (void)state;
+    for (size = 64; size < 1024; size++) {
+        hk_status_t st;
+        hk_bump_t *h = hk_bump_init(arena, size, &st);
+        if (h != NULL) {
+            hk_stats_t s = stats_of(h);
+            assert_int_equal(st, HK_OK);
+            assert_true(s.capacity >= gross(0));
+            assert_non_null(hk_bump_malloc(h, 0));
+            return;
+        }
+        assert_int_equal(st, HK_ETOOSMALL);
+    }
+    fail_msg("no arena below 1 KiB was accepted");
+}
+
+static void init_aligns_a_misaligned_arena(void **state)
+{
+    size_t off;
+    (void)state;
+    for (off = 0; off < 16; off++) {
+        hk_bump_t *h = make(arena + off, ARENA_SIZE, NULL);
+        hk_stats_t s = stats_of(h);
+        void *p;
+        assert_true((uintptr_t)h % HK_ALIGN == 0);
+        assert_true((unsigned char *)h >= arena + off);
+        assert_true(s.capacity <= ARENA_SIZE);
+        assert_true(s.capacity + 256 + 2 * HK_ALIGN >= ARENA_SIZE);
+        p = hk_bump_malloc(h, 1);
+        assert_non_null(p);
+        assert_true((uintptr_t)p % HK_ALIGN == 0);
+        assert_int_equal(hk_bump_check(h), 0);
+    }
+}
+
+static void init_stats_describe_an_empty_heap(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    hk_stats_t s = stats_of(h);
+    walk_log_t w;
+    (void)state;
+    assert_int_equal(s.capacity % HK_ALIGN, 0);
+    assert_int_equal(s.free_bytes, s.capacity);
+    assert_int_equal(s.min_ever_free, s.capacity);
+    assert_int_equal(s.largest_free, s.capacity);
+    assert_int_equal(s.smallest_free, s.capacity);
+    assert_int_equal(s.free_blocks, 1);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.used_granted, 0);
+    assert_int_equal(s.used_requested, 0);
+    assert_int_equal(s.peak_used, 0);
+    assert_int_equal(s.alloc_count + s.free_count + s.fail_count + s.error_count, 0);
+    take_walk(h, &w);
+    assert_int_equal(w.n, 1);
+    assert_int_equal(w.b[0].size, s.capacity);
+    assert_int_equal(w.b[0].used, 0);
+    assert_int_equal(hk_bump_check(h), 0);
+    assert_ptr_equal(hk_bump_heap(h), (hk_heap_t *)h);
+    assert_string_equal(hk_name(hk_bump_heap(h)), "bump");
+}
+
+/* ---- malloc ---- */
+
+static void malloc_bumps_upward(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    size_t sizes[] = {1, 7, 8, 9, 24, 100, 3};
+    unsigned char *prev = NULL;
+    size_t prev_size = 0;
+    size_t sum_req = 0;
+    size_t sum_usable = 0;
+    size_t sum_gross = 0;
+    size_t i;
+    hk_stats_t s0 = stats_of(h);
+    hk_stats_t s;
+    (void)state;
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        unsigned char *p = hk_bump_malloc(h, sizes[i]);
+        assert_non_null(p);
+        assert_true((uintptr_t)p % HK_ALIGN == 0);
+        assert_int_equal(hk_bump_usable_size(h, p), gross(sizes[i]) - HDR);
+        memset(p, 0x5A, hk_bump_usable_size(h, p));
+        if (prev != NULL) {
+            assert_ptr_equal(p, prev + gross(prev_size));
+        }
+        prev = p;
+        prev_size = sizes[i];
+        sum_req += sizes[i];
+        sum_usable += gross(sizes[i]) - HDR;
+        sum_gross += gross(sizes[i]);
+    }
+    s = stats_of(h);
+    assert_int_equal(s.used_blocks, i);
+    assert_int_equal(s.alloc_count, i);
+    assert_int_equal(s.used_requested, sum_req);
+    assert_int_equal(s.used_granted, sum_usable);
+    assert_int_equal(s.peak_used, sum_usable);
+    assert_int_equal(s.free_bytes, s0.capacity - sum_gross);
+    assert_int_equal(s.min_ever_free, s.free_bytes);
+    assert_int_equal(s.largest_free, s.free_bytes);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void malloc_zero_gives_unique_blocks(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    void *a = hk_bump_malloc(h, 0);
+    void *b = hk_bump_malloc(h, 0);
+    hk_stats_t s = stats_of(h);
+    (void)state;
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_ptr_not_equal(a, b);
+    assert_true(hk_bump_usable_size(h, a) >= 1);
+    assert_int_equal(s.used_requested, 0);
+    assert_int_equal(s.used_blocks, 2);
+    hk_bump_free(h, a);
+    hk_bump_free(h, b);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void malloc_refuses_what_cannot_fit(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    hk_stats_t s0 = stats_of(h);
+    size_t huge[] = {SIZE_MAX, SIZE_MAX - 7, SIZE_MAX / 2 + 1, 0xFFFFFFFFu, ARENA_SIZE, 0};
+    size_t i;
+    hk_stats_t s;
+    (void)state;
+    huge[5] = s0.capacity - HDR + 1;
+    for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+        assert_null(hk_bump_malloc(h, huge[i]));
+    }
+    s = stats_of(h);
+    assert_int_equal(s.fail_count, i);
+    assert_int_equal(s.free_bytes, s0.free_bytes);
+    assert_int_equal(s.alloc_count, 0);
+    /* The whole span as one block still fits. */
+    assert_non_null(hk_bump_malloc(h, s0.capacity - HDR));
+    s = stats_of(h);
+    assert_int_equal(s.free_bytes, 0);
+    assert_int_equal(s.free_blocks, 0);
+    assert_int_equal(s.largest_free, 0);
+    assert_int_equal(s.smallest_free, 0);
+    assert_null(hk_bump_malloc(h, 0));
+    assert_int_equal(stats_of(h).fail_count, i + 1);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void malloc_fills_to_the_last_byte(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    size_t n = 0;
+    (void)state;
+    while (hk_bump_malloc(h, 24) != NULL) {
+        n++;
+    }
+    assert_true(n > 0);
+    assert_true(stats_of(h).free_bytes < gross(24));
+    assert_int_equal(stats_of(h).fail_count, 1);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+/* ---- free ---- */
+
+static void free_counts_but_reclaims_nothing(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    unsigned char *a = hk_bump_malloc(h, 40);
+    unsigned char *b;
+    hk_stats_t before = stats_of(h);
+    hk_stats_t s;
+    walk_log_t w;
+    (void)state;
+    hk_bump_free(h, a);
+    s = stats_of(h);
+    assert_int_equal(s.free_count, 1);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.used_granted, 0);
+    assert_int_equal(s.used_requested, 0);
+    assert_int_equal(s.free_bytes, before.free_bytes); /* the dead block is overhead, not free */
+    assert_int_equal(s.free_blocks, 1);
+    b = hk_bump_malloc(h, 40);
+    assert_ptr_equal(b, a + gross(40));
+    take_walk(h, &w);
+    assert_int_equal(w.n, 3);
+    assert_ptr_equal(w.b[0].payload, a);
+    assert_int_equal(w.b[0].used, 0);
+    assert_int_equal(w.b[0].size, gross(40));
+    assert_ptr_equal(w.b[1].payload, b);
+    assert_int_equal(w.b[1].used, 1);
+    assert_int_equal(w.b[2].used, 0);
+    assert_int_equal(hk_bump_check(h), 0);
+    hk_bump_free(h, NULL);
+    assert_int_equal(stats_of(h).free_count, 1);
+}
+
+/* ---- misuse ---- */
+
+static void misuse_case(hk_bump_t *h, errlog_t *log, void *bad, hk_error_t want)
+{
+    hk_stats_t before = stats_of(h);
+    hk_stats_t after;
+    int n = log->count;
+    hk_bump_free(h, bad);
+    assert_int_equal(log->count, n + 1);
+    assert_int_equal(log->last, want);
+    assert_ptr_equal(log->ptr, bad);
+    assert_ptr_equal(log->heap, hk_bump_heap(h));
+    assert_int_equal(hk_bump_usable_size(h, bad), 0);
+    assert_int_equal(log->count, n + 2);
+    assert_int_equal(log->last, want);
+    assert_null(hk_bump_realloc(h, bad, 16));
+    assert_int_equal(log->count, n + 3);
+    assert_int_equal(log->last, want);
+    after = stats_of(h);
+    assert_int_equal(after.error_count, before.error_count + 3);
+    assert_same_but_errors(&before, &after);
+}
+
+static void misuse_is_reported_and_harmless(void **state)
+{
+    errlog_t log;
+    hk_bump_t *h = make(arena, ARENA_SIZE, &log);
+    unsigned char *a = hk_bump_malloc(h, 40);
+    unsigned char *b = hk_bump_malloc(h, 40);
+    unsigned char *c = hk_bump_malloc(h, 40);
+    unsigned char local[32];
+    (void)state;
+    memset(a, 0x11, 40);
+    memset(b, 0x22, 40);
+    memset(c, 0x33, 40);
+    hk_bump_free(h, b);
+    assert_int_equal(log.count, 0);
+
+    misuse_case(h, &log, b, HK_ERR_DOUBLE_FREE);
+    misuse_case(h, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
+    misuse_case(h, &log, a + 16, HK_ERR_INTERIOR_PTR);
+    misuse_case(h, &log, a + 1, HK_ERR_INTERIOR_PTR);
+    misuse_case(h, &log, c + gross(40) + HDR, HK_ERR_INTERIOR_PTR); /* the untouched tail */
+    misuse_case(h, &log, local, HK_ERR_FOREIGN_PTR);
+    misuse_case(h, &log, (unsigned char *)h, HK_ERR_FOREIGN_PTR);
+    misuse_case(h, &log, arena + sizeof(arena) - 8, HK_ERR_FOREIGN_PTR);
+    assert_int_equal(hk_bump_check(h), 0);
+    assert_int_equal(hk_bump_usable_size(h, a), gross(40) - HDR);
+    assert_int_equal(a[39], 0x11);
+    assert_int_equal(c[39], 0x33);
+}
+
+static void corrupted_header_is_caught(void **state)
+{
+    errlog_t log;
+    hk_bump_t *h = make(arena, ARENA_SIZE, &log);
+    unsigned char *a = hk_bump_malloc(h, 40);
+    unsigned char *b = hk_bump_malloc(h, 40);
+    unsigned char saved[HDR];
+    (void)state;
+    assert_non_null(b);
+    memcpy(saved, a - HDR, HDR);
+    *(a - HDR) ^= 0x40; /* a stray write flips a size bit */
+    misuse_case(h, &log, a, HK_ERR_CORRUPT);
+    assert_int_not_equal(hk_bump_check(h), 0);
+    memcpy(a - HDR, saved, HDR);
+    assert_int_equal(hk_bump_check(h), 0);
+    a[-1] ^= 0x01; /* the check field */
+    misuse_case(h, &log, a, HK_ERR_CORRUPT);
+    a[-1] ^= 0x01;
+    hk_bump_free(h, a);
+    assert_int_equal(log.count, 6);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void check_catches_bad_counters(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    hk_heap_t *heap = hk_bump_heap(h);
+    (void)state;
+    assert_non_null(hk_bump_malloc(h, 10));
+    assert_int_equal(hk_bump_check(h), 0);
+    heap->stats.used_requested++;
+    assert_int_not_equal(hk_bump_check(h), 0);
+    heap->stats.used_requested--;
+    heap->stats.free_bytes--;
+    assert_int_not_equal(hk_bump_check(h), 0);
+    heap->stats.free_bytes++;
+    heap->stats.used_blocks = 2;
+    assert_int_not_equal(hk_bump_check(h), 0);
+    heap->stats.used_blocks = 1;
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+/* ---- realloc ---- */
+
+static void realloc_degenerate_cases(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    void *p = hk_bump_realloc(h, NULL, 30);
+    hk_stats_t s = stats_of(h);
+    (void)state;
+    assert_non_null(p);
+    assert_int_equal(s.alloc_count, 1);
+    assert_int_equal(s.realloc_count, 0);
+    assert_null(hk_bump_realloc(h, p, 0));
+    s = stats_of(h);
+    assert_int_equal(s.free_count, 1);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.realloc_count, 0);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void realloc_grows_the_last_block_in_place(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    unsigned char *p = hk_bump_malloc(h, 20);
+    hk_stats_t before = stats_of(h);
+    hk_stats_t s;
+    (void)state;
+    memset(p, 0x3C, 20);
+    assert_ptr_equal(hk_bump_realloc(h, p, 300), p);
+    s = stats_of(h);
+    assert_int_equal(s.free_bytes, before.free_bytes - (gross(300) - gross(20)));
+    assert_int_equal(s.used_requested, 300);
+    assert_int_equal(s.used_granted, gross(300) - HDR);
+    assert_int_equal(s.realloc_count, 1);
+    assert_int_equal(s.alloc_count, 1);
+    assert_int_equal(hk_bump_usable_size(h, p), gross(300) - HDR);
+    assert_int_equal(p[19], 0x3C);
+    /* Growing to exactly the end of the span still works in place. */
+    assert_ptr_equal(hk_bump_realloc(h, p, s.capacity - HDR), p);
+    assert_int_equal(stats_of(h).free_bytes, 0);
+    assert_null(hk_bump_realloc(h, p, s.capacity));
+    assert_int_equal(stats_of(h).fail_count, 1);
+    assert_int_equal(hk_bump_usable_size(h, p), s.capacity - HDR);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void realloc_shrinks_the_last_block_into_the_tail(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    unsigned char *p = hk_bump_malloc(h, 400);
+    hk_stats_t before = stats_of(h);
+    (void)state;
+    memset(p, 0x77, 400);
+    assert_ptr_equal(hk_bump_realloc(h, p, 10), p);
+    assert_int_equal(stats_of(h).free_bytes, before.free_bytes + gross(400) - gross(10));
+    assert_int_equal(stats_of(h).used_requested, 10);
+    assert_int_equal(p[9], 0x77);
+    assert_ptr_equal(hk_bump_malloc(h, 1), p + gross(10));
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void realloc_moves_a_block_that_is_not_last(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    unsigned char *a = hk_bump_malloc(h, 32);
+    unsigned char *b = hk_bump_malloc(h, 8);
+    unsigned char *m;
+    hk_stats_t s;
+    walk_log_t w;
+    size_t i;
+    (void)state;
+    for (i = 0; i < 32; i++) {
+        a[i] = (unsigned char)i;
+    }
+    m = hk_bump_realloc(h, a, 100);
+    assert_non_null(m);
+    assert_true(m > b);
+    for (i = 0; i < 32; i++) {
+        assert_int_equal(m[i], i);
+    }
+    s = stats_of(h);
+    assert_int_equal(s.alloc_count, 3);
+    assert_int_equal(s.free_count, 1);
+    assert_int_equal(s.realloc_count, 1);
+    assert_int_equal(s.used_blocks, 2);
+    assert_int_equal(s.used_requested, 108);
+    take_walk(h, &w);
+    assert_int_equal(w.b[0].used, 0); /* the old block is dead */
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void realloc_shrinking_a_middle_block_cuts_a_dead_rest(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    unsigned char *a = hk_bump_malloc(h, 200);
+    unsigned char *b = hk_bump_malloc(h, 8);
+    hk_stats_t before = stats_of(h);
+    hk_stats_t s;
+    walk_log_t w;
+    (void)state;
+    memset(a, 0x42, 200);
+    assert_ptr_equal(hk_bump_realloc(h, a, 5), a);
+    s = stats_of(h);
+    assert_int_equal(s.split_count, before.split_count + 1);
+    assert_int_equal(s.free_bytes, before.free_bytes);
+    assert_int_equal(s.used_requested, 13);
+    assert_int_equal(hk_bump_usable_size(h, a), gross(5) - HDR);
+    assert_int_equal(a[4], 0x42);
+    take_walk(h, &w);
+    assert_int_equal(w.n, 4);
+    assert_int_equal(w.b[0].size, gross(5));
+    assert_int_equal(w.b[1].used, 0);
+    assert_int_equal(w.b[1].size, gross(200) - gross(5));
+    assert_ptr_equal(w.b[2].payload, b);
+    /* The dead rest is no block to free. */
+    hk_bump_free(h, a);
+    hk_bump_free(h, b);
+    assert_int_equal(hk_bump_check(h), 0);
+    /* Same gross size: nothing to cut. */
+    a = hk_bump_malloc(h, 20);
+    b = hk_bump_malloc(h, 8);
+    assert_ptr_equal(hk_bump_realloc(h, a, 17), a);
+    assert_int_equal(stats_of(h).split_count, s.split_count);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void realloc_failure_leaves_the_block(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    unsigned char *a = hk_bump_malloc(h, 16);
+    unsigned char *b = hk_bump_malloc(h, 16);
+    hk_stats_t before;
+    hk_stats_t s;
+    (void)state;
+    assert_non_null(b);
+    memset(a, 0x99, 16);
+    before = stats_of(h);
+    assert_null(hk_bump_realloc(h, a, SIZE_MAX));
+    assert_null(hk_bump_realloc(h, a, ARENA_SIZE));
+    s = stats_of(h);
+    assert_int_equal(s.fail_count, before.fail_count + 2);
+    assert_int_equal(s.free_bytes, before.free_bytes);
+    assert_int_equal(s.realloc_count, 0);
+    assert_int_equal(hk_bump_usable_size(h, a), gross(16) - HDR);
+    assert_int_equal(a[15], 0x99);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+/* ---- aligned_alloc ---- */
+
+static void aligned_alloc_pads_with_a_dead_filler(void **state)
+{
+    hk_bump_t *h = make(big_arena, sizeof(big_arena), NULL);
+    size_t aligns[] = {16, 32, 64, 256, 4096};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+        unsigned char *p;
+        assert_non_null(hk_bump_malloc(h, 3)); /* knock top off any alignment */
+        p = hk_bump_aligned_alloc(h, aligns[i], 50);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % aligns[i], 0);
+        assert_int_equal(hk_bump_usable_size(h, p), gross(50) - HDR);
+        memset(p, 0xEE, 50);
+        assert_int_equal(hk_bump_check(h), 0);
+    }
+    assert_int_equal(stats_of(h).used_blocks, 10);
+    assert_int_equal(stats_of(h).alloc_count, 10);
+    hk_bump_free(h, hk_bump_aligned_alloc(h, 128, 1));
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void aligned_alloc_filler_is_walked_as_dead(void **state)
+{
+    hk_bump_t *h = make(big_arena, sizeof(big_arena), NULL);
+    unsigned char *a = hk_bump_malloc(h, 1);
+    unsigned char *p;
+    hk_stats_t before = stats_of(h);
+    walk_log_t w;
+    (void)state;
+    p = hk_bump_aligned_alloc(h, 1024, 8);
+    assert_non_null(p);
+    take_walk(h, &w);
+    assert_ptr_equal(w.b[0].payload, a);
+    if ((uintptr_t)(a + gross(1)) % 1024 != 0) {
+        assert_int_equal(w.n, 4);
+        assert_int_equal(w.b[1].used, 0);
+        assert_ptr_equal((const unsigned char *)w.b[1].start + w.b[1].size, p - HDR);
+        assert_ptr_equal(w.b[2].payload, p);
+    }
+    /* free_bytes lost the filler and the block. */
+    assert_int_equal(stats_of(h).free_bytes, before.free_bytes - (size_t)(p + gross(8) - HDR - (a + gross(1) - HDR)));
+}
+
+static void aligned_alloc_refuses_bad_alignments(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    size_t bad[] = {0, 3, 24, 100, SIZE_MAX};
+    size_t i;
+    void *p;
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_null(hk_bump_aligned_alloc(h, bad[i], 8));
+    }
+    assert_null(hk_bump_aligned_alloc(h, (SIZE_MAX >> 1) + 1, 8));
+    assert_null(hk_bump_aligned_alloc(h, 64, SIZE_MAX));
+    assert_int_equal(stats_of(h).fail_count, i + 2);
+    assert_int_equal(stats_of(h).free_bytes, stats_of(h).capacity);
+    p = hk_bump_aligned_alloc(h, HK_ALIGN, 8);
+    assert_non_null(p);
+    p = hk_bump_aligned_alloc(h, 1, 8);
+    assert_non_null(p);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+/* ---- walk, stats, reset, owns ---- */
+
+static void walk_covers_the_span(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    hk_stats_t s;
+    walk_log_t w;
+    size_t i;
+    size_t total = 0;
+    size_t used = 0;
+    size_t used_gross = 0;
+    size_t dead_gross = 0;
+    void *p[6];
+    (void)state;
+    for (i = 0; i < 6; i++) {
+        p[i] = hk_bump_malloc(h, 10 * i);
+    }
+    hk_bump_free(h, p[1]);
+    hk_bump_free(h, p[4]);
+    assert_non_null(hk_bump_aligned_alloc(h, 64, 8));
+    s = stats_of(h);
+    take_walk(h, &w);
+    for (i = 0; i < w.n; i++) {
+        if (i > 0) {
+            assert_ptr_equal((const unsigned char *)w.b[i - 1].start + w.b[i - 1].size, w.b[i].start);
+        }
+        total += w.b[i].size;
+        if (w.b[i].used) {
+            used++;
+            used_gross += w.b[i].size;
+            assert_int_equal(w.b[i].usable, hk_bump_usable_size(h, w.b[i].payload));
+        } else if (i + 1 < w.n) {
+            dead_gross += w.b[i].size;
+        }
+    }
+    assert_int_equal(total, s.capacity);
+    assert_int_equal(used, s.used_blocks);
+    assert_int_equal(w.b[w.n - 1].size, s.free_bytes); /* the tail comes last */
+    assert_int_equal(s.capacity, s.free_bytes + used_gross + dead_gross);
+}
+
+static void reset_forgets_everything(void **state)
+{
+    errlog_t log;
+    hk_bump_t *h = make(arena, ARENA_SIZE, &log);
+    walk_log_t w0;
+    walk_log_t w;
+    hk_stats_t s0;
+    hk_stats_t s;
+    unsigned char *a;
+    unsigned char *b;
+    unsigned char *c;
+    (void)state;
+    take_walk(h, &w0);
+    s0 = stats_of(h);
+    a = hk_bump_malloc(h, 8);
+    b = hk_bump_malloc(h, 8);
+    hk_bump_free(h, a);
+    assert_null(hk_bump_malloc(h, SIZE_MAX));
+    hk_bump_reset(h);
+    s = stats_of(h);
+    assert_int_equal(s.free_bytes, s0.free_bytes);
+    assert_int_equal(s.free_blocks, 1);
+    assert_int_equal(s.largest_free, s0.largest_free);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.used_granted, 0);
+    assert_int_equal(s.used_requested, 0);
+    /* The cumulative counters stay. */
+    assert_int_equal(s.alloc_count, 2);
+    assert_int_equal(s.free_count, 1);
+    assert_int_equal(s.fail_count, 1);
+    assert_int_equal(s.peak_used, 2 * (gross(8) - HDR));
+    assert_int_equal(s.min_ever_free, s0.free_bytes - 2 * gross(8));
+    take_walk(h, &w);
+    assert_int_equal(w.n, w0.n);
+    assert_ptr_equal(w.b[0].start, w0.b[0].start);
+    assert_int_equal(w.b[0].size, w0.b[0].size);
+    assert_int_equal(w.b[0].usable, w0.b[0].usable);
+    assert_int_equal(w.b[0].used, w0.b[0].used);
+    assert_int_equal(hk_bump_check(h), 0);
+
+    /* A stale pointer past the new top is no block. */
+    hk_bump_free(h, b);
+    assert_int_equal(log.count, 1);
+    assert_int_equal(log.last, HK_ERR_INTERIOR_PTR);
+    /* One now inside a new block: its old header is intact but from an older epoch. */
+    c = hk_bump_malloc(h, 100);
+    assert_ptr_equal(c, a);
+    hk_bump_free(h, b);
+    assert_int_equal(log.count, 2);
+    assert_int_equal(log.last, HK_ERR_INTERIOR_PTR);
+    assert_int_equal(stats_of(h).used_blocks, 1);
+    assert_int_equal(hk_bump_check(h), 0);
+}
+
+static void owns_is_a_range_test(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    unsigned char *p = hk_bump_malloc(h, 10);
+    unsigned char local;
+    hk_stats_t s = stats_of(h);
+    (void)state;
+    assert_true(hk_bump_owns(h, p));
+    assert_true(hk_bump_owns(h, p + 9));
+    assert_true(hk_bump_owns(h, p + s.capacity - HDR - 1));
+    assert_false(hk_bump_owns(h, p + s.capacity));
+    assert_false(hk_bump_owns(h, h));
+    assert_false(hk_bump_owns(h, &local));
+    assert_false(hk_bump_owns(h, NULL));
+}
+
+/* ---- the uniform interface ---- */
+
+static int locks;
+static int unlocks;
+static void count_lock(void *ctx) { (void)ctx; locks++; }
+static void count_unlock(void *ctx) { (void)ctx; unlocks++; }
+
+static void uniform_interface_reaches_bump(void **state)
+{
+    hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
+    hk_heap_t *heap = hk_bump_heap(h);
+    hk_hooks_t hooks;
+    unsigned char *p;
+    unsigned char *q;
+    hk_stats_t s;
+    size_t i;
+    (void)state;
+    memset(&hooks, 0, sizeof(hooks));
+    hooks.lock = count_lock;
+    hooks.unlock = count_unlock;
+    hk_set_hooks(heap, &hooks);
+    locks = unlocks = 0;
+    memset(arena + 512, 0xFF, 256);
+    p = hk_calloc(heap, 100, 10);
+    assert_non_null(p);
+    for (i = 0; i < 1000; i++) {
+        assert_int_equal(p[i], 0);
+    }
+    assert_null(hk_calloc(heap, SIZE_MAX / 2, 4));
+    q = hk_aligned_alloc(heap, 128, 10);
+    assert_non_null(q);
+    assert_int_equal((uintptr_t)q % 128, 0);
+    assert_ptr_equal(hk_realloc(heap, q, 500), q);
+    assert_int_equal(hk_usable_size(heap, q), gross(500) - HDR);
+    hk_free(heap, q);
+    assert_true(hk_owns(heap, p));
+    assert_int_equal(hk_check(heap), 0);
+    hk_get_stats(heap, &s);
+    assert_int_equal(s.fail_count, 1);
+    assert_int_equal(s.used_blocks, 1);
+    assert_true(locks > 0);
+    assert_int_equal(locks, unlocks);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(init_rejects_bad_arenas),
+        cmocka_unit_test(init_smallest_arena_holds_one_block),
+        cmocka_unit_test(init_aligns_a_misaligned_arena),
+        cmocka_unit_test(init_stats_describe_an_empty_heap),
+        cmocka_unit_test(malloc_bumps_upward),
+        cmocka_unit_test(malloc_zero_gives_unique_blocks),
+        cmocka_unit_test(malloc_refuses_what_cannot_fit),
+        cmocka_unit_test(malloc_fills_to_the_last_byte),
+        cmocka_unit_test(free_counts_but_reclaims_nothing),
+        cmocka_unit_test(misuse_is_reported_and_harmless),
+        cmocka_unit_test(corrupted_header_is_caught),
+        cmocka_unit_test(check_catches_bad_counters),
+        cmocka_unit_test(realloc_degenerate_cases),
+        cmocka_unit_test(realloc_grows_the_last_block_in_place),
+        cmocka_unit_test(realloc_shrinks_the_last_block_into_the_tail),
+        cmocka_unit_test(realloc_moves_a_block_that_is_not_last),
+        cmocka_unit_test(realloc_shrinking_a_middle_block_cuts_a_dead_rest),
+        cmocka_unit_test(realloc_failure_leaves_the_block),
+        cmocka_unit_test(aligned_alloc_pads_with_a_dead_filler),
+        cmocka_unit_test(aligned_alloc_filler_is_walked_as_dead),
+        cmocka_unit_test(aligned_alloc_refuses_bad_alignments),
+        cmocka_unit_test(walk_covers_the_span),
+        cmocka_unit_test(reset_forgets_everything),
+        cmocka_unit_test(owns_is_a_range_test),
+        cmocka_unit_test(uniform_interface_reaches_bump),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1639 @@
+/*
+ * Unit tests of the FCTMA pools (src/pool.c) and the lock-free pool
+ * (src/pool_lockfree.c): single pools on a bump backing, pool sets, the
+ * blocking allocation with pthreads and POSIX semaphores (a small version of
+ * the seed's producer/consumer benchmark), and threaded stress of lfpool.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "heapkit/bump.h"
+#include "heapkit/pool.h"
+
+/*
+ * The lock-free pool is compiled into this test with its preemption seam
+ * wired to lf_preempt(), which plays an interrupt arriving in the middle of
+ * a pop. (The library's own object is then not linked in.) It comes before
+ * cmocka.h, whose macros (fail, ...) would clash with its helpers.
+ */
+static void lf_preempt(hk_lfpool_t *pool);
+#define HK_LFPOOL_PREEMPT(pool) lf_preempt(pool)
+#include "pool_lockfree.c"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#define HDR (2 * sizeof(void *))
+#define ROUND(n) (((n) + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1))
+#define STRIDE(bs) ROUND((size_t)(bs) + HDR)
+
+static _Alignas(64) unsigned char backing_mem[1u << 16];
+static _Alignas(64) unsigned char set_mem[1u << 14];
+static _Alignas(64) unsigned char lf_mem[(1u << 20) + (1u << 19)];
+
+/* ---- helpers ---- */
+
+typedef struct errlog {
+    atomic_int count;
+    hk_error_t last;
+    const void *ptr;
+    hk_heap_t *heap;
+} errlog_t;
+
+static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
+{
+    errlog_t *log = (errlog_t *)ctx;
+    log->last = error;
+    log->ptr = ptr;
+    log->heap = heap;
+    atomic_fetch_add(&log->count, 1);
+}
+
+static void watch(hk_heap_t *heap, errlog_t *log)
+{
+    hk_hooks_t hooks;
+    memset(&hooks, 0, sizeof(hooks));
+    atomic_init(&log->count, 0);
+    log->last = (hk_error_t)0;
+    log->ptr = NULL;
+    log->heap = NULL;
+    hooks.on_error = on_error;
+    hooks.ctx = log;
+    hk_set_hooks(heap, &hooks);
+}
+
+static hk_bump_t *backing(void)
+{
+    hk_bump_t *b = hk_bump_init(backing_mem, sizeof(backing_mem), NULL);
+    assert_non_null(b);
+    return b;
+}
+
+static hk_stats_t stats(hk_heap_t *heap)
+{
+    hk_stats_t s;
+    memset(&s, 0xA5, sizeof(s));
+    hk_get_stats(heap, &s);
+    return s;
+}
+
+static void assert_same_but_errors(const hk_stats_t *a, const hk_stats_t *b)
+{
+    hk_stats_t x = *a;
+    hk_stats_t y = *b;
+    x.error_count = 0;
+    y.error_count = 0;
+    assert_memory_equal(&x, &y, sizeof(x));
+}
+
+#define MAX_WALK 4096
+
+typedef struct walk_log {
+    size_t n;
+    hk_block_info_t b[MAX_WALK];
+} walk_log_t;
+
+static walk_log_t walk_buf;
+
+static void walk_collect(void *ctx, const hk_block_info_t *b)
+{
+    walk_log_t *w = (walk_log_t *)ctx;
+    assert_true(w->n < MAX_WALK);
+    w->b[w->n++] = *b;
+}
+
+static walk_log_t *take_walk(hk_heap_t *heap)
+{
+    walk_buf.n = 0;
+    hk_walk(heap, walk_collect, &walk_buf);
+    return &walk_buf;
+}
+
+/* Blocks in address order, gross sizes summing to capacity, free ones to free_bytes. */
+static void assert_walk_matches(hk_heap_t *heap)
+{
+    hk_stats_t s = stats(heap);
+    walk_log_t *w = take_walk(heap);
+    size_t total = 0;
+    size_t free_total = 0;
+    size_t used = 0;
+    size_t i;
+    for (i = 0; i < w->n; i++) {
+        if (i > 0) {
+            assert_true((uintptr_t)w->b[i].start >= (uintptr_t)w->b[i - 1].start + w->b[i - 1].size);
+        }
+        total += w->b[i].size;
+        if (w->b[i].used) {
+            used++;
+            assert_int_equal(hk_usable_size(heap, w->b[i].payload), w->b[i].usable);
+        } else {
+            free_total += w->b[i].size;
+        }
+    }
+    assert_int_equal(total, s.capacity);
+    assert_int_equal(free_total, s.free_bytes);
+    assert_int_equal(used, s.used_blocks);
+    assert_int_equal(w->n - used, s.free_blocks);
+    assert_int_equal(hk_check(heap), 0);
+}
+
+/* ================= one pool ================= */
+
+static void pool_create_rejects_bad_arguments(void **state)
+{
+    hk_bump_t *b = backing();
+    hk_heap_t *bh = hk_bump_heap(b);
+    (void)state;
+    assert_null(hk_pool_create(NULL, 16, 4));
+    assert_null(hk_pool_create(bh, 0, 4));
+    assert_null(hk_pool_create(bh, 16, 0));
+    assert_null(hk_pool_create(bh, SIZE_MAX, 1));
+    assert_null(hk_pool_create(bh, SIZE_MAX - 2 * HDR, 1));
+    assert_null(hk_pool_create(bh, 16, SIZE_MAX / 8));
+    assert_int_equal(stats(bh).alloc_count, 0);
+    /* The backing cannot supply it: NULL, and the backing saw the failure. */
+    assert_null(hk_pool_create(bh, 1024, 64));
+    assert_int_equal(stats(bh).fail_count, 1);
+    assert_int_equal(stats(bh).used_blocks, 0);
+}
+
+static void pool_create_carves_everything_up_front(void **state)
+{
+    hk_bump_t *b = backing();
+    hk_heap_t *bh = hk_bump_heap(b);
+    hk_pool_t *pool = hk_pool_create(bh, 127, 20);
+    hk_stats_t bs;
+    hk_stats_t ps;
+    void *held[20];
+    size_t n = 0;
+    unsigned long x = 1;
+    int i;
+    (void)state;
+    assert_non_null(pool);
+    bs = stats(bh);
+    assert_int_equal(bs.alloc_count, 1);
+    assert_int_equal(bs.used_blocks, 1);
+    ps = stats(hk_pool_heap(pool));
+    assert_int_equal(ps.capacity, 20 * STRIDE(127));
+    assert_int_equal(ps.free_bytes, ps.capacity);
+    assert_int_equal(ps.free_blocks, 20);
+    assert_int_equal(hk_pool_block_size(pool), STRIDE(127) - HDR);
+    assert_int_equal(hk_pool_available(pool), 20);
+    /* Many operations later the backing has not been called once more. */
+    for (i = 0; i < 20000; i++) {
+        x = x * 1103515245u + 12345u;
+        if (n < 20 && ((x >> 16) & 1u)) {
+            held[n] = hk_pool_alloc(pool);
+            assert_non_null(held[n]);
+            n++;
+        } else if (n > 0) {
+            size_t k = (size_t)(x >> 17) % n;
+            assert_int_equal(hk_pool_release(held[k]), 0);
+            held[k] = held[--n];
+        }
+    }
+    {
+        hk_stats_t after = stats(bh);
+        assert_memory_equal(&after, &bs, sizeof(bs));
+    }
+    assert_int_equal(hk_pool_check(pool), 0);
+}
+
+static void pool_alloc_pops_and_free_pushes(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 24, 4);
+    unsigned char *p[4];
+    int i;
+    (void)state;
+    for (i = 0; i < 4; i++) {
+        p[i] = hk_pool_alloc(pool);
+        assert_non_null(p[i]);
+        assert_int_equal((uintptr_t)p[i] % HK_ALIGN, 0);
+        assert_int_equal(hk_pool_usable_size(pool, p[i]), STRIDE(24) - HDR);
+        memset(p[i], i, 24);
+        if (i > 0) {
+            assert_ptr_equal(p[i], p[i - 1] + STRIDE(24)); /* fresh list in address order */
+        }
+        assert_int_equal(hk_pool_available(pool), (size_t)(3 - i));
+    }
+    assert_null(hk_pool_alloc(pool));
+    assert_int_equal(stats(hk_pool_heap(pool)).fail_count, 1);
+    hk_pool_free(pool, p[2]);
+    hk_pool_free(pool, p[0]);
+    assert_ptr_equal(hk_pool_alloc(pool), p[0]); /* LIFO */
+    assert_ptr_equal(hk_pool_alloc(pool), p[2]);
+    assert_int_equal(p[1][23], 1);
+    assert_int_equal(p[3][0], 3);
+    assert_walk_matches(hk_pool_heap(pool));
+}
+
+static void pool_counts_requested_sizes_exactly(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 100, 8);
+    hk_heap_t *heap = hk_pool_heap(pool);
+    void *a = hk_pool_malloc(pool, 5);
+    void *b = hk_pool_malloc(pool, 0);
+    void *c = hk_pool_alloc(pool);
+    void *d = hk_pool_malloc(pool, STRIDE(100) - HDR);
+    hk_stats_t s = stats(heap);
+    (void)state;
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_non_null(d);
+    assert_ptr_not_equal(a, b);
+    assert_int_equal(s.used_requested, 5 + 0 + 100 + STRIDE(100) - HDR);
+    assert_int_equal(s.used_granted, 4 * (STRIDE(100) - HDR));
+    assert_int_equal(s.used_blocks, 4);
+    assert_int_equal(s.free_bytes, 4 * STRIDE(100));
+    assert_int_equal(s.peak_used, s.used_granted);
+    assert_int_equal(s.min_ever_free, s.free_bytes);
+    assert_int_equal(s.largest_free, STRIDE(100));
+    assert_int_equal(s.smallest_free, STRIDE(100));
+    assert_null(hk_pool_malloc(pool, STRIDE(100) - HDR + 1));
+    assert_null(hk_pool_malloc(pool, SIZE_MAX));
+    assert_int_equal(stats(heap).fail_count, 2);
+    hk_pool_free(pool, a);
+    s = stats(heap);
+    assert_int_equal(s.used_requested, 100 + STRIDE(100) - HDR);
+    assert_int_equal(s.free_count, 1);
+    assert_walk_matches(heap);
+}
+
+static void pool_realloc_stays_in_its_block(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 64, 2);
+    hk_heap_t *heap = hk_pool_heap(pool);
+    unsigned char *p = hk_pool_realloc(pool, NULL, 10);
+    hk_stats_t s;
+    (void)state;
+    assert_non_null(p);
+    assert_int_equal(stats(heap).realloc_count, 0);
+    memset(p, 0x6D, 10);
+    assert_ptr_equal(hk_pool_realloc(pool, p, 64), p);
+    s = stats(heap);
+    assert_int_equal(s.used_requested, 64);
+    assert_int_equal(s.realloc_count, 1);
+    assert_int_equal(p[9], 0x6D);
+    assert_null(hk_pool_realloc(pool, p, STRIDE(64) - HDR + 1));
+    s = stats(heap);
+    assert_int_equal(s.fail_count, 1);
+    assert_int_equal(s.used_requested, 64);
+    assert_int_equal(hk_pool_usable_size(pool, p), STRIDE(64) - HDR);
+    assert_null(hk_pool_realloc(pool, p, 0));
+    s = stats(heap);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.free_count, 1);
+    assert_int_equal(s.realloc_count, 1);
+    assert_walk_matches(heap);
+}
+
+static void pool_misuse_case(hk_pool_t *pool, errlog_t *log, void *bad, hk_error_t want)
+{
+    hk_heap_t *heap = hk_pool_heap(pool);
+    hk_stats_t before = stats(heap);
+    hk_stats_t after;
+    int n = atomic_load(&log->count);
+    hk_pool_free(pool, bad);
+    assert_int_equal(atomic_load(&log->count), n + 1);
+    assert_int_equal(log->last, want);
+    assert_ptr_equal(log->ptr, bad);
+    assert_ptr_equal(log->heap, heap);
+    assert_int_equal(hk_pool_usable_size(pool, bad), 0);
+    assert_null(hk_pool_realloc(pool, bad, 8));
+    assert_int_equal(atomic_load(&log->count), n + 3);
+    assert_int_equal(log->last, want);
+    after = stats(heap);
+    assert_int_equal(after.error_count, before.error_count + 3);
+    assert_same_but_errors(&before, &after);
+}
+
+static void pool_misuse_is_reported_and_harmless(void **state)
+{
+    hk_heap_t *bh = hk_bump_heap(backing());
+    hk_pool_t *pool = hk_pool_create(bh, 32, 4);
+    hk_pool_t *other = hk_pool_create(bh, 32, 4);
+    errlog_t log;
+    unsigned char *a = hk_pool_alloc(pool);
+    unsigned char *b = hk_pool_alloc(pool);
+    unsigned char *o = hk_pool_alloc(other);
+    unsigned char local[64];
+    uintptr_t saved;
+    (void)state;
+    watch(hk_pool_heap(pool), &log);
+    memset(a, 0x11, 32);
+    hk_pool_free(pool, b);
+    pool_misuse_case(pool, &log, b, HK_ERR_DOUBLE_FREE);
+    pool_misuse_case(pool, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
+    pool_misuse_case(pool, &log, a + 1, HK_ERR_INTERIOR_PTR);
+    pool_misuse_case(pool, &log, a - HDR, HK_ERR_INTERIOR_PTR);
+    pool_misuse_case(pool, &log, o, HK_ERR_FOREIGN_PTR);
+    pool_misuse_case(pool, &log, local, HK_ERR_FOREIGN_PTR);
+    pool_misuse_case(pool, &log, pool, HK_ERR_FOREIGN_PTR);
+    /* A stray write over the owner word, then over the requested size. */
+    memcpy(&saved, a - sizeof(uintptr_t), sizeof(saved));
+    a[-1] ^= 0x20;
+    pool_misuse_case(pool, &log, a, HK_ERR_CORRUPT);
+    assert_int_not_equal(hk_pool_check(pool), 0);
+    memcpy(a - sizeof(uintptr_t), &saved, sizeof(saved));
+    {
+        size_t huge = 1000;
+        size_t old;
+        memcpy(&old, a - HDR, sizeof(old));
+        memcpy(a - HDR, &huge, sizeof(huge));
+        pool_misuse_case(pool, &log, a, HK_ERR_CORRUPT);
+        assert_int_not_equal(hk_pool_check(pool), 0);
+        memcpy(a - HDR, &old, sizeof(old));
+    }
+    assert_int_equal(hk_pool_check(pool), 0);
+    assert_int_equal(a[31], 0x11);
+    assert_int_equal(hk_pool_check(other), 0);
+    hk_pool_free(pool, a);
+    assert_int_equal(hk_pool_check(pool), 0);
+    assert_int_equal(stats(hk_pool_heap(pool)).used_blocks, 0);
+}
+
+static void pool_release_finds_the_pool_from_the_header(void **state)
+{
+    hk_heap_t *bh = hk_bump_heap(backing());
+    hk_pool_t *p1 = hk_pool_create(bh, 16, 2);
+    hk_pool_t *p2 = hk_pool_create(bh, 200, 2);
+    errlog_t log1;
+    errlog_t log2;
+    unsigned char *a = hk_pool_alloc(p1);
+    unsigned char *b = hk_pool_alloc(p2);
+    unsigned char *c = hk_pool_alloc(p2);
+    _Alignas(16) unsigned char local[64];
+    (void)state;
+    watch(hk_pool_heap(p1), &log1);
+    watch(hk_pool_heap(p2), &log2);
+    assert_int_equal(hk_pool_release(NULL), 0);
+    assert_int_equal(hk_pool_release(b), 0);
+    assert_int_equal(stats(hk_pool_heap(p2)).free_count, 1);
+    assert_int_equal(hk_pool_release(a), 0);
+    assert_int_equal(stats(hk_pool_heap(p1)).used_blocks, 0);
+    /* Double free: reported on the owning pool. */
+    assert_int_equal(hk_pool_release(b), HK_ERR_DOUBLE_FREE);
+    assert_int_equal(atomic_load(&log2.count), 1);
+    assert_int_equal(log2.last, HK_ERR_DOUBLE_FREE);
+    assert_int_equal(atomic_load(&log1.count), 0);
+    /* No pool named: nothing to report to. */
+    memset(local, 0, sizeof(local));
+    assert_int_equal(hk_pool_release(local + 32), HK_ERR_FOREIGN_PTR);
+    assert_int_equal(hk_pool_release(c + 1), HK_ERR_FOREIGN_PTR);
+    memset(c, 0, 200);
+    assert_int_equal(hk_pool_release(c + 64), HK_ERR_FOREIGN_PTR);
+    /* A header copied into a payload names the pool, but the boundary check catches it. */
+    memcpy(c + 64 - HDR, c - HDR, HDR);
+    assert_int_equal(hk_pool_release(c + 64), HK_ERR_INTERIOR_PTR);
+    assert_int_equal(atomic_load(&log2.count), 2);
+    assert_ptr_equal(log2.ptr, c + 64);
+    /* So does the range check for a copy outside the pool. */
+    memcpy(local + 32 - HDR, c - HDR, HDR);
+    assert_int_equal(hk_pool_release(local + 32), HK_ERR_FOREIGN_PTR);
+    assert_int_equal(atomic_load(&log2.count), 3);
+    assert_int_equal(log2.last, HK_ERR_FOREIGN_PTR);
+    assert_int_equal(stats(hk_pool_heap(p2)).used_blocks, 1);
+    assert_int_equal(hk_pool_check(p1), 0);
+    assert_int_equal(hk_pool_check(p2), 0);
+}
+
+static void pool_check_catches_broken_state(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 16, 4);
+    hk_heap_t *heap = hk_pool_heap(pool);
+    unsigned char *a = hk_pool_alloc(pool);
+    unsigned char *b = hk_pool_alloc(pool);
+    void *saved;
+    (void)state;
+    hk_pool_free(pool, b);
+    assert_int_equal(hk_pool_check(pool), 0);
+    /* A free block linking to itself: a cycle. */
+    memcpy(&saved, b - HDR, sizeof(saved));
+    {
+        void *self = b - HDR;
+        memcpy(b - HDR, &self, sizeof(self));
+    }
+    assert_int_not_equal(hk_pool_check(pool), 0);
+    memcpy(b - HDR, &saved, sizeof(saved));
+    assert_int_equal(hk_pool_check(pool), 0);
+    heap->stats.used_requested++;
+    assert_int_not_equal(hk_pool_check(pool), 0);
+    heap->stats.used_requested--;
+    heap->stats.free_blocks++;
+    assert_int_not_equal(hk_pool_check(pool), 0);
+    heap->stats.free_blocks--;
+    assert_int_equal(hk_pool_check(pool), 0);
+    hk_pool_free(pool, a);
+}
+
+static void pool_walk_shows_every_block(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 40, 5);
+    hk_heap_t *heap = hk_pool_heap(pool);
+    void *a = hk_pool_alloc(pool);
+    void *b = hk_pool_alloc(pool);
+    walk_log_t *w;
+    size_t i;
+    (void)state;
+    hk_pool_free(pool, a);
+    w = take_walk(heap);
+    assert_int_equal(w->n, 5);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(w->b[i].size, STRIDE(40));
+        assert_int_equal(w->b[i].usable, STRIDE(40) - HDR);
+        assert_ptr_equal((const unsigned char *)w->b[i].payload - HDR, w->b[i].start);
+        assert_int_equal(w->b[i].used, w->b[i].payload == b);
+    }
+    assert_walk_matches(heap);
+}
+
+static void pool_uniform_interface(void **state)
+{
+    hk_pool_t *pool;
+    hk_heap_t *heap;
+    unsigned char *p;
+    size_t i;
+    (void)state;
+    memset(backing_mem, 0xFF, sizeof(backing_mem)); /* calloc must clear what it hands out */
+    pool = hk_pool_create(hk_bump_heap(backing()), 48, 3);
+    heap = hk_pool_heap(pool);
+    assert_string_equal(hk_name(heap), "pool");
+    assert_null(heap->ops->aligned_alloc);
+    p = hk_calloc(heap, 6, 8);
+    assert_non_null(p);
+    for (i = 0; i < 48; i++) {
+        assert_int_equal(p[i], 0);
+    }
+    assert_null(hk_malloc(heap, 49 + HK_ALIGN));
+    assert_null(hk_aligned_alloc(heap, 64, 8));
+    assert_non_null(hk_aligned_alloc(heap, HK_ALIGN, 8));
+    assert_ptr_equal(hk_realloc(heap, p, 8), p);
+    assert_true(hk_owns(heap, p));
+    assert_false(hk_owns(heap, pool));
+    assert_false(hk_owns(heap, (unsigned char *)p + 3 * STRIDE(48)));
+    assert_int_equal(stats(heap).fail_count, 2);
+    hk_free(heap, p);
+    assert_walk_matches(heap);
+}
+
+static void pool_destroy_returns_the_memory(void **state)
+{
+    hk_bump_t *b = backing();
+    hk_heap_t *bh = hk_bump_heap(b);
+    hk_pool_t *pool = hk_pool_create(bh, 16, 4);
+    void *p = hk_pool_alloc(pool);
+    (void)state;
+    assert_int_equal(stats(bh).used_blocks, 1);
+    hk_pool_destroy(pool);
+    assert_int_equal(stats(bh).used_blocks, 0);
+    assert_int_equal(stats(bh).free_count, 1);
+    /* The stale block names a pool that is gone. */
+    assert_int_equal(hk_pool_release(p), HK_ERR_FOREIGN_PTR);
+    hk_pool_destroy(NULL);
+}
+
+/* ================= blocking allocation ================= */
+
+typedef struct port {
+    pthread_mutex_t mu;
+    sem_t *sems[4];
+    int n_sems;
+    char events[64];
+    int n_events; /* logged while < 64 */
+    int logging;
+    int fail_create;
+} port_t;
+
+static void port_event(port_t *port, char e)
+{
+    if (port->logging && port->n_events < 63) {
+        port->events[port->n_events++] = e;
+        port->events[port->n_events] = 0;
+    }
+}
+
+static port_t *the_port;
+
+static void *port_sem_create(void *ctx, size_t count)
+{
+    port_t *port = (port_t *)ctx;
+    sem_t *s;
+    if (port->fail_create) {
+        return NULL;
+    }
+    s = malloc(sizeof(*s));
+    assert_non_null(s);
+    assert_int_equal(sem_init(s, 0, (unsigned)count), 0);
+    port->sems[port->n_sems++] = s;
+    return s;
+}
+
+/* One tick is one millisecond. */
+static int port_sem_take(void *sem, uint32_t ticks)
+{
+    struct timespec ts;
+    int rc;
+    port_event(the_port, 'T');
+    if (ticks == 0) {
+        return sem_trywait(sem) == 0;
+    }
+    if (ticks == HK_POOL_WAIT_FOREVER) {
+        while ((rc = sem_wait(sem)) != 0 && errno == EINTR) {
+            continue;
+        }
+        return rc == 0;
+    }
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ticks / 1000u;
+    ts.tv_nsec += (long)(ticks % 1000u) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while ((rc = sem_timedwait(sem, &ts)) != 0 && errno == EINTR) {
+        continue;
+    }
+    return rc == 0;
+}
+
+static void port_sem_give(void *sem)
+{
+    port_event(the_port, 'G');
+    sem_post(sem);
+}
+
+static void port_lock(void *ctx)
+{
+    port_t *port = (port_t *)ctx;
+    pthread_mutex_lock(&port->mu);
+    port_event(port, 'L');
+}
+
+static void port_unlock(void *ctx)
+{
+    port_t *port = (port_t *)ctx;
+    port_event(port, 'U');
+    pthread_mutex_unlock(&port->mu);
+}
+
+static port_t port_storage;
+
+static hk_pool_sync_t make_sync(void)
+{
+    hk_pool_sync_t sync;
+    memset(&port_storage, 0, sizeof(port_storage));
+    pthread_mutex_init(&port_storage.mu, NULL);
+    the_port = &port_storage;
+    sync.ctx = &port_storage;
+    sync.sem_create = port_sem_create;
+    sync.sem_take = port_sem_take;
+    sync.sem_give = port_sem_give;
+    sync.lock = port_lock;
+    sync.unlock = port_unlock;
+    return sync;
+}
+
+static void port_teardown(void)
+{
+    int i;
+    for (i = 0; i < port_storage.n_sems; i++) {
+        sem_destroy(port_storage.sems[i]);
+        free(port_storage.sems[i]);
+    }
+    pthread_mutex_destroy(&port_storage.mu);
+}
+
+static void sync_attach_rejects_bad_hooks(void **state)
+{
+    hk_heap_t *bh = hk_bump_heap(backing());
+    hk_pool_t *pool = hk_pool_create(bh, 16, 4);
+    hk_pool_sync_t sync = make_sync();
+    hk_pool_sync_t broken = sync;
+    hk_pool_class_t cls = {16, 2};
+    hk_poolset_t *set = hk_poolset_init(set_mem, sizeof(set_mem), &cls, 1, NULL);
+    (void)state;
+    assert_int_equal(hk_pool_set_sync(pool, NULL), HK_EINVAL);
+    broken.lock = NULL;
+    assert_int_equal(hk_pool_set_sync(pool, &broken), HK_EINVAL);
+    broken = sync;
+    broken.sem_take = NULL;
+    assert_int_equal(hk_pool_set_sync(pool, &broken), HK_EINVAL);
+    port_storage.fail_create = 1;
+    assert_int_equal(hk_pool_set_sync(pool, &sync), HK_EINVAL);
+    port_storage.fail_create = 0;
+    assert_non_null(set);
+    assert_int_equal(hk_pool_set_sync(hk_poolset_pool(set, 0), &sync), HK_EINVAL);
+    assert_int_equal(hk_pool_set_sync(pool, &sync), HK_OK);
+    assert_int_equal(hk_pool_set_sync(pool, &sync), HK_EINVAL);
+    assert_int_equal(port_storage.n_sems, 1);
+    port_teardown();
+}
+
+static void sync_takes_the_semaphore_before_the_lock(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 16, 2);
+    hk_pool_sync_t sync = make_sync();
+    void *a;
+    void *b;
+    (void)state;
+    assert_non_null(hk_pool_alloc(pool)); /* the semaphore starts at the free count */
+    assert_int_equal(hk_pool_set_sync(pool, &sync), HK_OK);
+    port_storage.logging = 1;
+    a = hk_pool_alloc_blocking(pool, 10);
+    assert_non_null(a);
+    assert_string_equal(port_storage.events, "TLU");
+    port_storage.n_events = 0;
+    assert_null(hk_pool_alloc(pool));
+    assert_string_equal(port_storage.events, "TLU");
+    port_storage.n_events = 0;
+    assert_int_equal(hk_pool_release(a), 0);
+    assert_string_equal(port_storage.events, "LUG");
+    port_storage.n_events = 0;
+    b = hk_pool_malloc(pool, 3);
+    assert_ptr_equal(b, a);
+    assert_string_equal(port_storage.events, "TLU");
+    port_storage.n_events = 0;
+    /* A misuse gives nothing back. */
+    assert_int_equal(hk_pool_release(a), 0);
+    assert_int_equal(hk_pool_release(a), HK_ERR_DOUBLE_FREE);
+    assert_string_equal(port_storage.events, "LUGLU");
+    port_storage.logging = 0;
+    assert_non_null(hk_pool_alloc(pool));
+    assert_null(hk_pool_alloc(pool));
+    assert_int_equal(hk_pool_check(pool), 0);
+    port_teardown();
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void blocking_alloc_times_out_on_an_empty_pool(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 16, 2);
+    hk_pool_sync_t sync = make_sync();
+    hk_stats_t s;
+    double t0;
+    (void)state;
+    assert_int_equal(hk_pool_set_sync(pool, &sync), HK_OK);
+    assert_non_null(hk_pool_alloc_blocking(pool, 0));
+    assert_non_null(hk_pool_alloc_blocking(pool, 0));
+    t0 = now_ms();
+    assert_null(hk_pool_alloc_blocking(pool, 30));
+    assert_true(now_ms() - t0 >= 25.0);
+    s = stats(hk_pool_heap(pool));
+    assert_int_equal(s.fail_count, 1);
+    assert_int_equal(s.used_blocks, 2);
+    assert_int_equal(hk_pool_check(pool), 0);
+    port_teardown();
+}
+
+typedef struct waiter {
+    hk_pool_t *pool;
+    void *got;
+    double waited;
+} waiter_t;
+
+static void *waiter_main(void *arg)
+{
+    waiter_t *w = (waiter_t *)arg;
+    double t0 = now_ms();
+    w->got = hk_pool_alloc_blocking(w->pool, HK_POOL_WAIT_FOREVER);
+    w->waited = now_ms() - t0;
+    return NULL;
+}
+
+static void blocking_alloc_wakes_on_release(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 16, 1);
+    hk_pool_sync_t sync = make_sync();
+    struct timespec nap = {0, 30 * 1000000L};
+    waiter_t w;
+    pthread_t t;
+    void *p;
+    (void)state;
+    assert_int_equal(hk_pool_set_sync(pool, &sync), HK_OK);
+    p = hk_pool_alloc(pool);
+    assert_non_null(p);
+    w.pool = pool;
+    w.got = NULL;
+    assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
+    nanosleep(&nap, NULL);
+    assert_int_equal(hk_pool_release(p), 0);
+    pthread_join(t, NULL);
+    assert_ptr_equal(w.got, p);
+    assert_true(w.waited >= 20.0);
+    assert_int_equal(hk_pool_check(pool), 0);
+    port_teardown();
+}
+
+/* The seed's ITC benchmark in small: producers fill 127-byte blocks, consumers verify and free them. */
+#define ITC_PRODUCERS 4
+#define ITC_CONSUMERS 4
+#define ITC_PER_PRODUCER 4000
+#define ITC_BLOCK 127
+#define ITC_POOL 16
+#define ITC_QUEUE 64
+
+typedef struct itc {
+    hk_pool_t *pool;
+    pthread_mutex_t mu;
+    pthread_cond_t nonempty;
+    unsigned char *queue[ITC_QUEUE];
+    size_t head;
+    size_t len;
+    size_t consumed;
+    size_t bad;
+} itc_t;
+
+typedef struct itc_arg {
+    itc_t *itc;
+    unsigned id;
+} itc_arg_t;
+
+static unsigned char itc_byte(unsigned id, unsigned seq, size_t i)
+{
+    return (unsigned char)(id * 131u + seq * 7u + (unsigned)i * 13u);
+}
+
+static void *itc_producer(void *arg)
+{
+    itc_arg_t *a = (itc_arg_t *)arg;
+    itc_t *itc = a->itc;
+    unsigned long seed = a->id + 1u;
+    unsigned seq;
+    for (seq = 0; seq < ITC_PER_PRODUCER; seq++) {
+        unsigned char *p = hk_pool_alloc_blocking(itc->pool, HK_POOL_WAIT_FOREVER);
+        size_t i;
+        if (p == NULL) {
+            pthread_mutex_lock(&itc->mu);
+            itc->bad++;
+            pthread_mutex_unlock(&itc->mu);
+            continue;
+        }
+        p[0] = (unsigned char)a->id;
+        memcpy(p + 1, &seq, sizeof(seq));
+        for (i = 1 + sizeof(seq); i < ITC_BLOCK; i++) {
+            p[i] = itc_byte(a->id, seq, i);
+        }
+        pthread_mutex_lock(&itc->mu);
+        itc->queue[(itc->head + itc->len) % ITC_QUEUE] = p;
+        itc->len++;
+        pthread_cond_signal(&itc->nonempty);
+        pthread_mutex_unlock(&itc->mu);
+        seed = seed * 1103515245u + 12345u;
+        if (((seed >> 16) % 8u) == 0) {
+            sched_yield();
+        }
+    }
+    return NULL;
+}
+
+static void *itc_consumer(void *arg)
+{
+    itc_arg_t *a = (itc_arg_t *)arg;
+    itc_t *itc = a->itc;
+    const size_t total = (size_t)ITC_PRODUCERS * ITC_PER_PRODUCER;
+    for (;;) {
+        unsigned char *got[10];
+        size_t n = 0;
+        size_t k;
+        pthread_mutex_lock(&itc->mu);
+        while (itc->len == 0 && itc->consumed < total) {
+            pthread_cond_wait(&itc->nonempty, &itc->mu);
+        }
+        if (itc->len == 0) {
+            pthread_cond_broadcast(&itc->nonempty);
+            pthread_mutex_unlock(&itc->mu);
+            return NULL;
+        }
+        while (n < 10 && itc->len > 0) {
+            got[n++] = itc->queue[itc->head];
+            itc->head = (itc->head + 1) % ITC_QUEUE;
+            itc->len--;
+        }
+        itc->consumed += n;
+        if (itc->consumed == total) {
+            pthread_cond_broadcast(&itc->nonempty);
+        }
+        pthread_mutex_unlock(&itc->mu);
+        for (k = 0; k < n; k++) {
+            unsigned id = got[k][0];
+            unsigned seq;
+            size_t i;
+            size_t wrong = 0;
+            memcpy(&seq, got[k] + 1, sizeof(seq));
+            for (i = 1 + sizeof(seq); i < ITC_BLOCK; i++) {
+                wrong += got[k][i] != itc_byte(id, seq, i);
+            }
+            if (wrong != 0 || id >= ITC_PRODUCERS || hk_pool_release(got[k]) != 0) {
+                pthread_mutex_lock(&itc->mu);
+                itc->bad++;
+                pthread_mutex_unlock(&itc->mu);
+            }
+        }
+    }
+}
+
+static void blocking_producers_and_consumers(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), ITC_BLOCK, ITC_POOL);
+    hk_pool_sync_t sync = make_sync();
+    pthread_t threads[ITC_PRODUCERS + ITC_CONSUMERS];
+    itc_arg_t args[ITC_PRODUCERS + ITC_CONSUMERS];
+    itc_t itc;
+    hk_stats_t s;
+    const size_t total = (size_t)ITC_PRODUCERS * ITC_PER_PRODUCER;
+    unsigned i;
+    (void)state;
+    assert_int_equal(hk_pool_set_sync(pool, &sync), HK_OK);
+    memset(&itc, 0, sizeof(itc));
+    itc.pool = pool;
+    pthread_mutex_init(&itc.mu, NULL);
+    pthread_cond_init(&itc.nonempty, NULL);
+    for (i = 0; i < ITC_PRODUCERS + ITC_CONSUMERS; i++) {
+        args[i].itc = &itc;
+        args[i].id = i < ITC_PRODUCERS ? i : i - ITC_PRODUCERS;
+        assert_int_equal(pthread_create(&threads[i], NULL, i < ITC_PRODUCERS ? itc_producer : itc_consumer, &args[i]),
+                         0);
+    }
+    for (i = 0; i < ITC_PRODUCERS + ITC_CONSUMERS; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    assert_int_equal(itc.bad, 0);
+    assert_int_equal(itc.consumed, total);
+    s = stats(hk_pool_heap(pool));
+    assert_int_equal(s.alloc_count, total);
+    assert_int_equal(s.free_count, total);
+    assert_int_equal(s.fail_count, 0);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.free_blocks, ITC_POOL);
+    assert_true(s.peak_used > 0 && s.peak_used <= ITC_POOL * (STRIDE(ITC_BLOCK) - HDR));
+    assert_int_equal(hk_pool_check(pool), 0);
+    /* The semaphore is back at the pool size. */
+    for (i = 0; i < ITC_POOL; i++) {
+        assert_non_null(hk_pool_alloc(pool));
+    }
+    assert_null(hk_pool_alloc(pool));
+    pthread_cond_destroy(&itc.nonempty);
+    pthread_mutex_destroy(&itc.mu);
+    port_teardown();
+}
+
+/* ================= pool sets ================= */
+
+static const hk_pool_class_t three_classes[] = {{16, 4}, {64, 2}, {256, 1}};
+
+static hk_poolset_t *make_set(const hk_pool_class_t *classes, size_t n)
+{
+    hk_status_t st = HK_EINVAL;
+    hk_poolset_t *set = hk_poolset_init(set_mem, sizeof(set_mem), classes, n, &st);
+    assert_non_null(set);
+    assert_int_equal(st, HK_OK);
+    return set;
+}
+
+static void poolset_init_rejects_bad_tables(void **state)
+{
+    hk_pool_class_t bad[3];
+    hk_status_t st;
+    (void)state;
+    st = HK_OK;
+    assert_null(hk_poolset_init(NULL, sizeof(set_mem), three_classes, 3, &st));
+    assert_int_equal(st, HK_EINVAL);
+    st = HK_OK;
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), NULL, 3, &st));
+    assert_int_equal(st, HK_EINVAL);
+    st = HK_OK;
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), three_classes, 0, &st));
+    assert_int_equal(st, HK_EINVAL);
+    memcpy(bad, three_classes, sizeof(bad));
+    bad[1].block_size = 0;
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), bad, 3, &st));
+    assert_int_equal(st, HK_EINVAL);
+    memcpy(bad, three_classes, sizeof(bad));
+    bad[2].count = 0;
+    st = HK_OK;
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), bad, 3, &st));
+    assert_int_equal(st, HK_EINVAL);
+    memcpy(bad, three_classes, sizeof(bad));
+    bad[0].block_size = 100; /* unsorted */
+    st = HK_OK;
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), bad, 3, &st));
+    assert_int_equal(st, HK_EINVAL);
+    memcpy(bad, three_classes, sizeof(bad));
+    bad[1].block_size = 16; /* duplicate */
+    st = HK_OK;
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), bad, 3, &st));
+    assert_int_equal(st, HK_EINVAL);
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), bad, 3, NULL));
+}
+
+static void poolset_init_refuses_small_arenas(void **state)
+{
+    hk_pool_class_t huge[1] = {{SIZE_MAX / 4, 8}};
+    hk_status_t st;
+    size_t size;
+    size_t smallest = 0;
+    (void)state;
+    st = HK_OK;
+    assert_null(hk_poolset_init(set_mem, 0, three_classes, 3, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_poolset_init(set_mem, sizeof(set_mem), huge, 1, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    for (size = 0; size < 4096; size++) {
+        st = HK_OK;
+        if (hk_poolset_init(set_mem, size, three_classes, 3, &st) != NULL) {
+            assert_int_equal(st, HK_OK);
+            smallest = size;
+            break;
+        }
+        assert_int_equal(st, HK_ETOOSMALL);
+    }
+    assert_true(smallest > 4 * STRIDE(16) + 2 * STRIDE(64) + STRIDE(256));
+    /* What it needs: the set, the bump, each pool's control, and the blocks. */
+    {
+        hk_poolset_t *set = hk_poolset_init(set_mem, smallest, three_classes, 3, &st);
+        hk_stats_t s = stats(hk_poolset_heap(set));
+        assert_int_equal(s.capacity, 4 * STRIDE(16) + 2 * STRIDE(64) + STRIDE(256));
+        assert_true(s.capacity <= smallest);
+        assert_walk_matches(hk_poolset_heap(set));
+    }
+}
+
+static void poolset_malloc_picks_the_smallest_class(void **state)
+{
+    hk_poolset_t *set = make_set(three_classes, 3);
+    hk_pool_t *c0 = hk_poolset_pool(set, 0);
+    hk_pool_t *c1 = hk_poolset_pool(set, 1);
+    hk_pool_t *c2 = hk_poolset_pool(set, 2);
+    void *p;
+    (void)state;
+    assert_null(hk_poolset_pool(set, 3));
+    p = hk_poolset_malloc(set, 0);
+    assert_true(hk_pool_owns(c0, p));
+    p = hk_poolset_malloc(set, STRIDE(16) - HDR);
+    assert_true(hk_pool_owns(c0, p));
+    p = hk_poolset_malloc(set, STRIDE(16) - HDR + 1);
+    assert_true(hk_pool_owns(c1, p));
+    p = hk_poolset_malloc(set, 65 + HK_ALIGN);
+    assert_true(hk_pool_owns(c2, p));
+    assert_int_equal(hk_poolset_usable_size(set, p), STRIDE(256) - HDR);
+    assert_null(hk_poolset_malloc(set, STRIDE(256) - HDR + 1));
+    assert_null(hk_poolset_malloc(set, SIZE_MAX));
+    assert_int_equal(stats(hk_poolset_heap(set)).fail_count, 2);
+    /* Class 0 has two left; then small requests fall through to class 1. */
+    assert_true(hk_pool_owns(c0, hk_poolset_malloc(set, 1)));
+    assert_true(hk_pool_owns(c0, hk_poolset_malloc(set, 1)));
+    assert_true(hk_pool_owns(c1, hk_poolset_malloc(set, 1)));
+    assert_null(hk_poolset_malloc(set, 1)); /* class 2 is empty too */
+    assert_int_equal(stats(hk_poolset_heap(set)).fail_count, 3);
+    assert_walk_matches(hk_poolset_heap(set));
+}
+
+static void poolset_stats_are_the_pools_summed(void **state)
+{
+    hk_poolset_t *set = make_set(three_classes, 3);
+    hk_heap_t *heap = hk_poolset_heap(set);
+    hk_stats_t s = stats(heap);
+    void *a;
+    void *b;
+    void *c;
+    (void)state;
+    assert_int_equal(s.capacity, 4 * STRIDE(16) + 2 * STRIDE(64) + STRIDE(256));
+    assert_int_equal(s.free_bytes, s.capacity);
+    assert_int_equal(s.free_blocks, 7);
+    assert_int_equal(s.largest_free, STRIDE(256));
+    assert_int_equal(s.smallest_free, STRIDE(16));
+    a = hk_poolset_malloc(set, 200);
+    b = hk_poolset_malloc(set, 3);
+    c = hk_poolset_malloc(set, 30);
+    s = stats(heap);
+    assert_int_equal(s.used_requested, 233);
+    assert_int_equal(s.used_granted, STRIDE(256) + STRIDE(16) + STRIDE(64) - 3 * HDR);
+    assert_int_equal(s.free_bytes, s.capacity - STRIDE(256) - STRIDE(16) - STRIDE(64));
+    assert_int_equal(s.largest_free, STRIDE(64)); /* class 2 is empty */
+    assert_int_equal(s.smallest_free, STRIDE(16));
+    assert_int_equal(stats(hk_pool_heap(hk_poolset_pool(set, 1))).used_requested, 30);
+    hk_poolset_free(set, a);
+    hk_poolset_free(set, b);
+    hk_poolset_free(set, c);
+    s = stats(heap);
+    assert_int_equal(s.free_count, 3);
+    assert_int_equal(s.free_bytes, s.capacity);
+    assert_int_equal(s.peak_used, STRIDE(256) + STRIDE(16) + STRIDE(64) - 3 * HDR);
+    assert_walk_matches(heap);
+}
+
+static void poolset_realloc_keeps_or_moves(void **state)
+{
+    hk_poolset_t *set = make_set(three_classes, 3);
+    hk_heap_t *heap = hk_poolset_heap(set);
+    unsigned char *p = hk_poolset_malloc(set, 10);
+    unsigned char *q;
+    hk_stats_t s;
+    size_t i;
+    (void)state;
+    for (i = 0; i < 10; i++) {
+        p[i] = (unsigned char)(i + 1);
+    }
+    assert_ptr_equal(hk_poolset_realloc(set, p, STRIDE(16) - HDR), p);
+    assert_int_equal(stats(heap).used_requested, STRIDE(16) - HDR);
+    q = hk_poolset_realloc(set, p, 100);
+    assert_true(hk_pool_owns(hk_poolset_pool(set, 2), q));
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(q[i], i + 1);
+    }
+    s = stats(heap);
+    assert_int_equal(s.realloc_count, 2);
+    assert_int_equal(s.alloc_count, 2);
+    assert_int_equal(s.free_count, 1);
+    assert_int_equal(s.used_requested, 100);
+    /* Shrinking stays in the big block. */
+    assert_ptr_equal(hk_poolset_realloc(set, q, 1), q);
+    assert_null(hk_poolset_realloc(set, q, 1000));
+    assert_int_equal(stats(heap).fail_count, 1);
+    assert_int_equal(q[0], 1);
+    assert_int_equal(hk_poolset_usable_size(set, q), STRIDE(256) - HDR);
+    assert_null(hk_poolset_realloc(set, q, 0));
+    assert_int_equal(stats(heap).used_blocks, 0);
+    p = hk_poolset_realloc(set, NULL, 5);
+    assert_true(hk_pool_owns(hk_poolset_pool(set, 0), p));
+    assert_walk_matches(heap);
+}
+
+static void set_misuse_case(hk_poolset_t *set, errlog_t *log, void *bad, hk_error_t want)
+{
+    hk_heap_t *heap = hk_poolset_heap(set);
+    hk_stats_t before = stats(heap);
+    hk_stats_t after;
+    int n = atomic_load(&log->count);
+    hk_poolset_free(set, bad);
+    assert_int_equal(atomic_load(&log->count), n + 1);
+    assert_int_equal(log->last, want);
+    assert_ptr_equal(log->ptr, bad);
+    assert_ptr_equal(log->heap, heap);
+    assert_int_equal(hk_poolset_usable_size(set, bad), 0);
+    assert_null(hk_poolset_realloc(set, bad, 8));
+    assert_int_equal(atomic_load(&log->count), n + 3);
+    assert_int_equal(log->last, want);
+    after = stats(heap);
+    assert_int_equal(after.error_count, before.error_count + 3);
+    assert_same_but_errors(&before, &after);
+}
+
+static void poolset_misuse_is_reported_and_harmless(void **state)
+{
+    hk_poolset_t *set = make_set(three_classes, 3);
+    hk_pool_t *c1 = hk_poolset_pool(set, 1);
+    errlog_t log;
+    unsigned char *a = hk_poolset_malloc(set, 60);
+    unsigned char *b = hk_poolset_malloc(set, 8);
+    unsigned char local[32];
+    uintptr_t saved;
+    (void)state;
+    watch(hk_poolset_heap(set), &log);
+    memset(a, 0x3A, 60);
+    hk_poolset_free(set, b);
+    set_misuse_case(set, &log, b, HK_ERR_DOUBLE_FREE);
+    set_misuse_case(set, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
+    set_misuse_case(set, &log, a + 3, HK_ERR_INTERIOR_PTR);
+    set_misuse_case(set, &log, c1, HK_ERR_INTERIOR_PTR); /* a pool's control struct, inside the span */
+    set_misuse_case(set, &log, local, HK_ERR_FOREIGN_PTR);
+    set_misuse_case(set, &log, set, HK_ERR_FOREIGN_PTR);
+    memcpy(&saved, a - sizeof(uintptr_t), sizeof(saved));
+    a[-1] ^= 0x10;
+    set_misuse_case(set, &log, a, HK_ERR_CORRUPT);
+    assert_int_not_equal(hk_poolset_check(set), 0);
+    memcpy(a - sizeof(uintptr_t), &saved, sizeof(saved));
+    assert_int_equal(hk_poolset_check(set), 0);
+    /* Pool-level calls on a pool of the set report on the set too. */
+    hk_pool_free(c1, b);
+    assert_int_equal(log.last, HK_ERR_FOREIGN_PTR);
+    assert_int_equal(hk_pool_release(b), HK_ERR_DOUBLE_FREE);
+    assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    assert_int_equal(atomic_load(&log.count), 23);
+    assert_int_equal(a[59], 0x3A);
+    hk_poolset_free(set, a);
+    assert_walk_matches(hk_poolset_heap(set));
+}
+
+static void poolset_pool_operations_keep_the_set_counters(void **state)
+{
+    hk_poolset_t *set = make_set(three_classes, 3);
+    hk_heap_t *heap = hk_poolset_heap(set);
+    hk_pool_t *c1 = hk_poolset_pool(set, 1);
+    void *p = hk_pool_alloc(c1);
+    void *q = hk_poolset_malloc(set, 1);
+    hk_stats_t s = stats(heap);
+    (void)state;
+    assert_int_equal(s.used_blocks, 2);
+    assert_int_equal(s.used_requested, 65);
+    assert_int_equal(hk_poolset_check(set), 0);
+    assert_ptr_equal(hk_pool_realloc(c1, p, 3), p);
+    assert_int_equal(stats(heap).used_requested, 4);
+    assert_int_equal(hk_pool_release(q), 0);
+    hk_pool_free(c1, p);
+    s = stats(heap);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.free_count, 2);
+    assert_int_equal(s.free_bytes, s.capacity);
+    assert_walk_matches(heap);
+    hk_pool_destroy(c1); /* a set's pool is not destroyed */
+    assert_int_equal(hk_poolset_check(set), 0);
+}
+
+static void poolset_check_catches_bad_counters(void **state)
+{
+    hk_poolset_t *set = make_set(three_classes, 3);
+    hk_heap_t *heap = hk_poolset_heap(set);
+    (void)state;
+    assert_non_null(hk_poolset_malloc(set, 20));
+    assert_int_equal(hk_poolset_check(set), 0);
+    heap->stats.used_granted++;
+    assert_int_not_equal(hk_poolset_check(set), 0);
+    heap->stats.used_granted--;
+    hk_pool_heap(hk_poolset_pool(set, 1))->stats.used_blocks++;
+    assert_int_not_equal(hk_poolset_check(set), 0);
+    hk_pool_heap(hk_poolset_pool(set, 1))->stats.used_blocks--;
+    assert_int_equal(hk_poolset_check(set), 0);
+}
+
+static void poolset_uniform_interface(void **state)
+{
+    hk_poolset_t *set;
+    hk_heap_t *heap;
+    unsigned char *p;
+    size_t i;
+    (void)state;
+    memset(set_mem, 0xFF, sizeof(set_mem)); /* calloc must clear what it hands out */
+    set = make_set(three_classes, 3);
+    heap = hk_poolset_heap(set);
+    assert_string_equal(hk_name(heap), "poolset");
+    assert_ptr_equal(heap, (hk_heap_t *)set);
+    assert_null(heap->ops->aligned_alloc);
+    assert_null(hk_aligned_alloc(heap, 2 * HK_ALIGN, 8));
+    assert_null(hk_poolset_aligned_alloc(set, 2 * HK_ALIGN, 8));
+    assert_null(hk_poolset_aligned_alloc(set, 3, 8));
+    assert_int_equal(stats(heap).fail_count, 3);
+    assert_non_null(hk_poolset_aligned_alloc(set, HK_ALIGN, 8));
+    p = hk_calloc(heap, 50, 5);
+    assert_non_null(p);
+    for (i = 0; i < 250; i++) {
+        assert_int_equal(p[i], 0);
+    }
+    assert_true(hk_owns(heap, p));
+    assert_false(hk_owns(heap, set));
+    assert_false(hk_owns(heap, set_mem + sizeof(set_mem) - 1));
+    assert_int_equal(hk_usable_size(heap, p), STRIDE(256) - HDR);
+    hk_free(heap, p);
+    assert_walk_matches(heap);
+}
+
+/* ================= the lock-free pool ================= */
+
+static hk_lfpool_t *make_lf(void *mem, size_t size, size_t block)
+{
+    hk_status_t st = HK_EINVAL;
+    hk_lfpool_t *pool = hk_lfpool_init(mem, size, block, &st);
+    assert_non_null(pool);
+    assert_int_equal(st, HK_OK);
+    return pool;
+}
+
+static void lfpool_init_rejects_bad_arguments(void **state)
+{
+    hk_status_t st;
+    size_t size;
+    (void)state;
+    st = HK_OK;
+    assert_null(hk_lfpool_init(NULL, 4096, 64, &st));
+    assert_int_equal(st, HK_EINVAL);
+    st = HK_OK;
+    assert_null(hk_lfpool_init(lf_mem, 4096, 0, &st));
+    assert_int_equal(st, HK_EINVAL);
+    st = HK_OK;
+    assert_null(hk_lfpool_init(lf_mem, sizeof(lf_mem), HK_LFPOOL_MAX_BLOCK_SIZE + 1, &st));
+    assert_int_equal(st, HK_EINVAL);
+    assert_non_null(hk_lfpool_init(lf_mem, sizeof(lf_mem), HK_LFPOOL_MAX_BLOCK_SIZE, &st));
+    st = HK_OK;
+    assert_null(hk_lfpool_init(lf_mem, 0, 64, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    assert_null(hk_lfpool_init(lf_mem, 64, 64, NULL));
+    for (size = 64; size < 4096; size++) {
+        hk_lfpool_t *pool = hk_lfpool_init(lf_mem + 1, size, 64, &st);
+        if (pool != NULL) {
+            hk_stats_t s = stats(hk_lfpool_heap(pool));
+            assert_int_equal(s.capacity, 64);
+            assert_true((uintptr_t)pool % HK_ALIGN == 0);
+            assert_non_null(hk_lfpool_alloc(pool));
+            assert_null(hk_lfpool_alloc(pool));
+            return;
+        }
+        assert_int_equal(st, HK_ETOOSMALL);
+    }
+    fail_msg("no arena below 4 KiB holds one block");
+}
+
+static void lfpool_caps_the_block_count(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, sizeof(lf_mem), 8);
+    hk_stats_t s = stats(hk_lfpool_heap(pool));
+    (void)state;
+    assert_int_equal(s.capacity, (size_t)HK_LFPOOL_MAX_BLOCKS * ROUND(8));
+    assert_int_equal(s.free_blocks, HK_LFPOOL_MAX_BLOCKS);
+    assert_int_equal(hk_lfpool_check(pool), 0);
+}
+
+static void lfpool_alloc_and_free(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, 4096, 100);
+    hk_heap_t *heap = hk_lfpool_heap(pool);
+    hk_stats_t s = stats(heap);
+    size_t n = s.free_blocks;
+    unsigned char *first;
+    unsigned char *p;
+    unsigned char *q;
+    size_t i;
+    (void)state;
+    assert_string_equal(hk_name(heap), "lfpool");
+    assert_ptr_equal(heap, (hk_heap_t *)pool);
+    assert_int_equal(s.capacity, n * ROUND(100));
+    assert_true(n * (ROUND(100) + 4) + 400 >= 4096);
+    first = hk_lfpool_alloc(pool);
+    assert_non_null(first);
+    assert_int_equal((uintptr_t)first % HK_ALIGN, 0);
+    assert_int_equal(hk_lfpool_usable_size(pool, first), ROUND(100));
+    for (i = 1; i < n; i++) {
+        p = hk_lfpool_malloc(pool, i % 50);
+        assert_ptr_equal(p, first + i * ROUND(100)); /* fresh list in address order */
+        memset(p, (int)i, ROUND(100));
+    }
+    assert_null(hk_lfpool_alloc(pool));
+    assert_null(hk_lfpool_malloc(pool, ROUND(100) + 1));
+    s = stats(heap);
+    assert_int_equal(s.fail_count, 2);
+    assert_int_equal(s.used_blocks, n);
+    assert_int_equal(s.free_bytes, 0);
+    assert_int_equal(s.free_blocks, 0);
+    assert_int_equal(s.largest_free, 0);
+    assert_int_equal(s.min_ever_free, 0);
+    assert_int_equal(s.peak_used, n * ROUND(100));
+    p = first + 2 * ROUND(100);
+    q = first + 1 * ROUND(100);
+    hk_lfpool_free(pool, p);
+    hk_lfpool_free(pool, q);
+    assert_ptr_equal(hk_lfpool_malloc(pool, 7), q); /* LIFO */
+    assert_ptr_equal(hk_lfpool_malloc(pool, 7), p);
+    assert_int_equal(first[3 * ROUND(100)], 3);
+    s = stats(heap);
+    assert_int_equal(s.alloc_count, n + 2);
+    assert_int_equal(s.free_count, 2);
+    for (i = 0; i < n; i++) {
+        hk_lfpool_free(pool, first + i * ROUND(100));
+    }
+    s = stats(heap);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.used_requested, 0);
+    assert_int_equal(s.free_bytes, s.capacity);
+    assert_int_equal(s.largest_free, ROUND(100));
+    assert_int_equal(s.smallest_free, ROUND(100));
+    assert_walk_matches(heap);
+}
+
+static void lfpool_counts_requested_and_reallocs_in_place(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, 4096, 64);
+    hk_heap_t *heap = hk_lfpool_heap(pool);
+    unsigned char *a = hk_lfpool_malloc(pool, 10);
+    unsigned char *b = hk_lfpool_malloc(pool, 0);
+    hk_stats_t s = stats(heap);
+    (void)state;
+    assert_int_equal(s.used_requested, 10);
+    assert_int_equal(s.used_granted, 2 * ROUND(64));
+    memset(a, 0x5C, 10);
+    assert_ptr_equal(hk_lfpool_realloc(pool, a, 64), a);
+    assert_int_equal(stats(heap).used_requested, 64);
+    assert_int_equal(stats(heap).realloc_count, 1);
+    assert_null(hk_lfpool_realloc(pool, a, ROUND(64) + 1));
+    assert_int_equal(stats(heap).fail_count, 1);
+    assert_int_equal(a[9], 0x5C);
+    assert_null(hk_lfpool_realloc(pool, b, 0));
+    assert_ptr_equal(hk_lfpool_realloc(pool, NULL, 3), b);
+    s = stats(heap);
+    assert_int_equal(s.used_requested, 67);
+    assert_int_equal(s.free_count, 1);
+    assert_int_equal(s.alloc_count, 3);
+    assert_int_equal(s.realloc_count, 1);
+    assert_null(hk_aligned_alloc(heap, 2 * HK_ALIGN, 8));
+    assert_int_equal(stats(heap).fail_count, 2);
+    assert_true(hk_owns(heap, a));
+    assert_false(hk_owns(heap, pool));
+    assert_walk_matches(heap);
+}
+
+static void lf_misuse_case(hk_lfpool_t *pool, errlog_t *log, void *bad, hk_error_t want)
+{
+    hk_heap_t *heap = hk_lfpool_heap(pool);
+    hk_stats_t before = stats(heap);
+    hk_stats_t after;
+    int n = atomic_load(&log->count);
+    hk_lfpool_free(pool, bad);
+    assert_int_equal(atomic_load(&log->count), n + 1);
+    assert_int_equal(log->last, want);
+    assert_ptr_equal(log->ptr, bad);
+    assert_ptr_equal(log->heap, heap);
+    assert_int_equal(hk_lfpool_usable_size(pool, bad), 0);
+    assert_null(hk_lfpool_realloc(pool, bad, 8));
+    assert_int_equal(atomic_load(&log->count), n + 3);
+    after = stats(heap);
+    assert_int_equal(after.error_count, before.error_count + 3);
+    assert_same_but_errors(&before, &after);
+}
+
+static void lfpool_misuse_is_reported_and_harmless(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, 4096, 32);
+    errlog_t log;
+    unsigned char *a = hk_lfpool_malloc(pool, 20);
+    unsigned char *b = hk_lfpool_malloc(pool, 20);
+    unsigned char local[32];
+    uint32_t *word = NULL;
+    uint32_t want = 0xA11C0000u | (uint32_t)(ROUND(32) - 20);
+    unsigned char *w;
+    (void)state;
+    watch(hk_lfpool_heap(pool), &log);
+    hk_lfpool_free(pool, b);
+    lf_misuse_case(pool, &log, b, HK_ERR_DOUBLE_FREE);
+    lf_misuse_case(pool, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
+    lf_misuse_case(pool, &log, a + 1, HK_ERR_INTERIOR_PTR);
+    lf_misuse_case(pool, &log, local, HK_ERR_FOREIGN_PTR);
+    lf_misuse_case(pool, &log, pool, HK_ERR_FOREIGN_PTR);
+    assert_int_equal(hk_lfpool_check(pool), 0);
+    /* Find a's state word in the table before the blocks and corrupt it. */
+    for (w = (unsigned char *)pool; w + 4 <= a; w += 4) {
+        uint32_t v;
+        memcpy(&v, w, 4);
+        if (v == want) {
+            assert_null(word);
+            word = (uint32_t *)(void *)w;
+        }
+    }
+    assert_non_null(word);
+    *word ^= 0x01000000u;
+    lf_misuse_case(pool, &log, a, HK_ERR_CORRUPT);
+    assert_int_not_equal(hk_lfpool_check(pool), 0);
+    *word ^= 0x01000000u;
+    assert_int_equal(hk_lfpool_check(pool), 0);
+    hk_lfpool_free(pool, a);
+    assert_int_equal(atomic_load(&log.count), 18);
+    assert_walk_matches(hk_lfpool_heap(pool));
+}
+
+static void (*preempt_hook)(hk_lfpool_t *pool);
+
+static void lf_preempt(hk_lfpool_t *pool)
+{
+    void (*hook)(hk_lfpool_t *) = preempt_hook;
+    if (hook != NULL) {
+        preempt_hook = NULL; /* once, and not inside itself */
+        hook(pool);
+    }
+}
+
+static unsigned char *isr_held;
+
+/* The interrupt: take the head and the next block, give the head back. */
+static void isr_pop_pop_push(hk_lfpool_t *pool)
+{
+    unsigned char *head = hk_lfpool_malloc(pool, 8);
+    isr_held = hk_lfpool_malloc(pool, 8);
+    assert_non_null(head);
+    assert_non_null(isr_held);
+    hk_lfpool_free(pool, head);
+}
+
+static void lfpool_pop_is_aba_safe(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, 4096, 16);
+    unsigned char *b0;
+    unsigned char *task;
+    unsigned char *next;
+    (void)state;
+    b0 = hk_lfpool_alloc(pool);
+    hk_lfpool_free(pool, b0); /* head = block 0, then block 1 */
+    /* The task reads head = block 0 and next = block 1; the ISR then holds block 1 and puts block 0 back. */
+    preempt_hook = isr_pop_pop_push;
+    task = hk_lfpool_malloc(pool, 8);
+    assert_null(preempt_hook);
+    assert_ptr_equal(task, b0);
+    assert_ptr_equal(isr_held, b0 + ROUND(16));
+    /* An untagged head would now name the ISR's block as free. */
+    assert_int_equal(hk_lfpool_check(pool), 0);
+    next = hk_lfpool_malloc(pool, 8);
+    assert_ptr_not_equal(next, isr_held);
+    assert_ptr_not_equal(next, task);
+    assert_int_equal(stats(hk_lfpool_heap(pool)).used_blocks, 3);
+    hk_lfpool_free(pool, next);
+    hk_lfpool_free(pool, task);
+    hk_lfpool_free(pool, isr_held);
+    assert_walk_matches(hk_lfpool_heap(pool));
+}
+
+/* Threads allocate, fill, verify and free in loops; a small pool keeps the head contended. */
+#define LF_THREADS 8
+#define LF_ITERS 30000
+#define LF_HOLD 6
+#define LF_BLOCK 48
+
+typedef struct lf_arg {
+    hk_lfpool_t *pool;
+    unsigned id;
+    size_t allocs;
+    size_t failures;
+    size_t bad;
+} lf_arg_t;
+
+static void *lf_worker(void *arg)
+{
+    lf_arg_t *a = (lf_arg_t *)arg;
+    unsigned char *held[LF_HOLD];
+    unsigned char tag[LF_HOLD];
+    size_t n = 0;
+    unsigned long x = a->id * 7919u + 1u;
+    int i;
+    for (i = 0; i < LF_ITERS; i++) {
+        x = x * 1103515245u + 12345u;
+        if (n < LF_HOLD && ((x >> 16) % 3u) != 0) {
+            unsigned char *p = hk_lfpool_malloc(a->pool, 1 + (x >> 20) % LF_BLOCK);
+            if (p == NULL) {
+                a->failures++;
+                continue;
+            }
+            a->allocs++;
+            tag[n] = (unsigned char)(a->id * 31u + (unsigned)i);
+            memset(p, tag[n], LF_BLOCK);
+            held[n++] = p;
+        } else if (n > 0) {
+            size_t k = (size_t)(x >> 18) % n;
+            size_t j;
+            for (j = 0; j < LF_BLOCK; j++) {
+                if (held[k][j] != tag[k]) {
+                    a->bad++;
+                    break;
+                }
+            }
+            hk_lfpool_free(a->pool, held[k]);
+            held[k] = held[--n];
+            tag[k] = tag[n];
+        }
+    }
+    while (n > 0) {
+        hk_lfpool_free(a->pool, held[--n]);
+    }
+    return NULL;
+}
+
+static void lfpool_survives_threads(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, 40 * (LF_BLOCK + 4) + 400, LF_BLOCK);
+    hk_heap_t *heap = hk_lfpool_heap(pool);
+    pthread_t t[LF_THREADS];
+    lf_arg_t args[LF_THREADS];
+    errlog_t log;
+    hk_stats_t s;
+    size_t allocs = 0;
+    size_t failures = 0;
+    unsigned i;
+    (void)state;
+    watch(heap, &log);
+    for (i = 0; i < LF_THREADS; i++) {
+        memset(&args[i], 0, sizeof(args[i]));
+        args[i].pool = pool;
+        args[i].id = i;
+        assert_int_equal(pthread_create(&t[i], NULL, lf_worker, &args[i]), 0);
+    }
+    for (i = 0; i < LF_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(args[i].bad, 0);
+        allocs += args[i].allocs;
+        failures += args[i].failures;
+    }
+    s = stats(heap);
+    assert_int_equal(atomic_load(&log.count), 0);
+    assert_int_equal(s.alloc_count, allocs);
+    assert_int_equal(s.free_count, allocs);
+    assert_int_equal(s.fail_count, failures);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.used_requested, 0);
+    assert_int_equal(s.free_bytes, s.capacity);
+    assert_true(s.peak_used <= s.capacity);
+    assert_walk_matches(heap);
+}
+
+/* Two contexts free the same block at once: one wins, the other is reported. */
+#define RACE_ROUNDS 2000
+
+typedef struct race {
+    hk_lfpool_t *pool;
+    pthread_barrier_t go;
+    void *volatile target;
+} race_t;
+
+static void *race_main(void *arg)
+{
+    race_t *r = (race_t *)arg;
+    int i;
+    for (i = 0; i < RACE_ROUNDS; i++) {
+        pthread_barrier_wait(&r->go);
+        hk_lfpool_free(r->pool, r->target);
+        pthread_barrier_wait(&r->go);
+    }
+    return NULL;
+}
+
+static void lfpool_catches_racing_double_frees(void **state)
+{
+    race_t r;
+    errlog_t log;
+    pthread_t t[2];
+    hk_stats_t s;
+    int i;
+    (void)state;
+    r.pool = make_lf(lf_mem, 4096, 16);
+    watch(hk_lfpool_heap(r.pool), &log);
+    pthread_barrier_init(&r.go, NULL, 3);
+    assert_int_equal(pthread_create(&t[0], NULL, race_main, &r), 0);
+    assert_int_equal(pthread_create(&t[1], NULL, race_main, &r), 0);
+    for (i = 0; i < RACE_ROUNDS; i++) {
+        r.target = hk_lfpool_alloc(r.pool);
+        assert_non_null(r.target);
+        pthread_barrier_wait(&r.go);
+        pthread_barrier_wait(&r.go);
+        assert_int_equal(atomic_load(&log.count), i + 1);
+        assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    }
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    pthread_barrier_destroy(&r.go);
+    s = stats(hk_lfpool_heap(r.pool));
+    assert_int_equal(s.free_count, RACE_ROUNDS);
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.error_count, RACE_ROUNDS);
+    assert_walk_matches(hk_lfpool_heap(r.pool));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pool_create_rejects_bad_arguments),
+        cmocka_unit_test(pool_create_carves_everything_up_front),
+        cmocka_unit_test(pool_alloc_pops_and_free_pushes),
+        cmocka_unit_test(pool_counts_requested_sizes_exactly),
+        cmocka_unit_test(pool_realloc_stays_in_its_block),
+        cmocka_unit_test(pool_misuse_is_reported_and_harmless),
+        cmocka_unit_test(pool_release_finds_the_pool_from_the_header),
+        cmocka_unit_test(pool_check_catches_broken_state),
+        cmocka_unit_test(pool_walk_shows_every_block),
+        cmocka_unit_test(pool_uniform_interface),
+        cmocka_unit_test(pool_destroy_returns_the_memory),
+        cmocka_unit_test(sync_attach_rejects_bad_hooks),
+        cmocka_unit_test(sync_takes_the_semaphore_before_the_lock),
+        cmocka_unit_test(blocking_alloc_times_out_on_an_empty_pool),
+        cmocka_unit_test(blocking_alloc_wakes_on_release),
+        cmocka_unit_test(blocking_producers_and_consumers),
+        cmocka_unit_test(poolset_init_rejects_bad_tables),
+        cmocka_unit_test(poolset_init_refuses_small_arenas),
+        cmocka_unit_test(poolset_malloc_picks_the_smallest_class),
+        cmocka_unit_test(poolset_stats_are_the_pools_summed),
+        cmocka_unit_test(poolset_realloc_keeps_or_moves),
+        cmocka_unit_test(poolset_misuse_is_reported_and_harmless),
+        cmocka_unit_test(poolset_pool_operations_keep_the_set_counters),
+        cmocka_unit_test(poolset_check_catches_bad_counters),
+        cmocka_unit_test(poolset_uniform_interface),
+        cmocka_unit_test(lfpool_init_rejects_bad_arguments),
+        cmocka_unit_test(lfpool_caps_the_block_count),
+        cmocka_unit_test(lfpool_alloc_and_free),
+        cmocka_unit_test(lfpool_counts_requested_and_reallocs_in_place),
+        cmocka_unit_test(lfpool_misuse_is_reported_and_harmless),
+        cmocka_unit_test(lfpool_pop_is_aba_safe),
+        cmocka_unit_test(lfpool_survives_threads),
+        cmocka_unit_test(lfpool_catches_racing_double_frees),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1551 @@
+/*
+ * Unit tests for seqfit (src/seqfit.c): placement of the four policies on a
+ * hand-built free list, next fit's rover, the top, splitting and coalescing,
+ * the fits-cse3320 fragmentation test and its counters, heap_4 equivalence of
+ * first fit (and a reference model for best and worst fit), realloc,
+ * aligned_alloc, the hk_stats_t counters, huge requests, misuse and init.
+ *
+ * Expected addresses are offsets from the first block and follow from the
+ * layout in src/tagged.h: an 8-byte tag per block, gross sizes rounded up to
+ * HK_ALIGN and never below HK_TAG_MIN_BLOCK (32 bytes on a 64-bit host).
+ * Requests are chosen so that gross sizes are multiples of 16, which makes
+ * every expected value the same for HK_ALIGN 8 and 16.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "heapkit/seqfit.h"
+#include "tagged.h"
+
+#define ARENA_SIZE (64u * 1024u)
+#define MAX_BLOCKS 4096u
+#define HDR HK_TAG_HDR
+#define MIN_BLOCK HK_TAG_MIN_BLOCK
+
+static union {
+    unsigned char bytes[ARENA_SIZE + 64u];
+    long double ld;
+    void *p;
+    uint64_t u;
+} g_arena;
+
+typedef struct walk_log {
+    hk_block_info_t b[MAX_BLOCKS];
+    size_t n;
+} walk_log_t;
+
+static walk_log_t g_walk;
+static uintptr_t g_base; /* start of the first block of the heap under test */
+
+static hk_seqfit_policy_t k_policy[4] = {HK_SEQFIT_FIRST, HK_SEQFIT_NEXT, HK_SEQFIT_BEST, HK_SEQFIT_WORST};
+
+static hk_seqfit_policy_t policy_of(void **state) { return *(const hk_seqfit_policy_t *)*state; }
+
+/* The gross block size a request must get, computed from the layout rules rather than the library. */
+static size_t gross_of(size_t request)
+{
+    size_t g = (request + HDR + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u);
+    return g < MIN_BLOCK ? MIN_BLOCK : g;
+}
+
+static uintptr_t align_up(uintptr_t x, uintptr_t a) { return (x + a - 1u) & ~(a - 1u); }
+
+static void collect(void *ctx, const hk_block_info_t *info)
+{
+    walk_log_t *w = (walk_log_t *)ctx;
+    if (w->n < MAX_BLOCKS) {
+        w->b[w->n] = *info;
+    }
+    w->n++;
+}
+
+static const walk_log_t *walk(hk_seqfit_t *s)
+{
+    g_walk.n = 0;
+    hk_seqfit_walk(s, collect, &g_walk);
+    assert_true(g_walk.n >= 1 && g_walk.n <= MAX_BLOCKS);
+    return &g_walk;
+}
+
+static hk_seqfit_t *make_at(void *arena, size_t size, hk_seqfit_policy_t policy)
+{
+    hk_status_t st = HK_EINVAL;
+    hk_seqfit_t *s = hk_seqfit_init(arena, size, policy, &st);
+    assert_int_equal(st, HK_OK);
+    assert_non_null(s);
+    g_base = (uintptr_t)walk(s)->b[0].start;
+    return s;
+}
+
+static hk_seqfit_t *make(hk_seqfit_policy_t policy) { return make_at(g_arena.bytes, ARENA_SIZE, policy); }
+
+/* Offset of a payload's block from the first block. */
+static size_t off(const void *payload) { return (size_t)((uintptr_t)payload - HDR - g_base); }
+
+/* The payload a block at this offset hands out. */
+static void *at(size_t block_off) { return (void *)(g_base + block_off + HDR); }
+
+static hk_stats_t stats(hk_seqfit_t *s)
+{
+    hk_stats_t st;
+    hk_seqfit_get_stats(s, &st);
+    return st;
+}
+
+static hk_seqfit_counters_t counters(const hk_seqfit_t *s)
+{
+    hk_seqfit_counters_t c;
+    hk_seqfit_get_counters(s, &c);
+    return c;
+}
+
+static void *must_malloc(hk_seqfit_t *s, size_t n)
+{
+    void *p = hk_seqfit_malloc(s, n);
+    assert_non_null(p);
+    return p;
+}
+
+/* An expected block; size TOP means the free top reaching the end of the span. */
+typedef struct blk {
+    size_t off;
+    size_t size;
+    int used;
+} blk_t;
+
+#define TOP 0u
+
+static size_t push(blk_t *layout, size_t n, size_t block_off, size_t size, int used)
+{
+    layout[n].off = block_off;
+    layout[n].size = size;
+    layout[n].used = used;
+    return n + 1u;
+}
+
+static void expect_layout(hk_seqfit_t *s, const blk_t *exp, size_t n)
+{
+    size_t capacity = stats(s).capacity;
+    const walk_log_t *w = walk(s);
+    size_t i;
+    assert_int_equal(w->n, n);
+    for (i = 0; i < n; i++) {
+        size_t size = exp[i].size == TOP ? capacity - exp[i].off : exp[i].size;
+        assert_int_equal((uintptr_t)w->b[i].start - g_base, exp[i].off);
+        assert_int_equal(w->b[i].size, size);
+        assert_int_equal(w->b[i].used, exp[i].used);
+    }
+}
+
+/* Offsets and sizes of the listed free blocks (the top excluded), by walk. */
+static size_t listed_blocks(hk_seqfit_t *s, size_t *offs, size_t *sizes, size_t max)
+{
+    const walk_log_t *w = walk(s);
+    size_t i;
+    size_t n = 0;
+    for (i = 0; i + 1u < w->n; i++) {
+        if (!w->b[i].used) {
+            assert_true(n < max);
+            offs[n] = (uintptr_t)w->b[i].start - g_base;
+            sizes[n] = w->b[i].size;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* check() passes and every counter agrees with a walk. */
+static void expect_consistent(hk_seqfit_t *s)
+{
+    hk_stats_t st;
+    hk_seqfit_counters_t c;
+    const walk_log_t *w;
+    size_t i;
+    size_t free_bytes = 0;
+    size_t used_gross = 0;
+    size_t granted = 0;
+    size_t used = 0;
+    size_t nfree = 0;
+    size_t listed = 0;
+    size_t largest = 0;
+    size_t smallest = 0;
+    size_t top;
+
+    assert_int_equal(hk_seqfit_check(s), 0);
+    st = stats(s);
+    c = counters(s);
+    w = walk(s);
+    for (i = 0; i < w->n; i++) {
+        const hk_block_info_t *b = &w->b[i];
+        assert_int_equal((uintptr_t)b->payload, (uintptr_t)b->start + HDR);
+        assert_int_equal((uintptr_t)b->payload % HK_ALIGN, 0);
+        assert_int_equal(b->size % HK_ALIGN, 0);
+        assert_true(b->size >= MIN_BLOCK);
+        if (b->used) {
+            used++;
+            used_gross += b->size;
+            granted += b->usable;
+            assert_int_equal(b->usable, b->size - HDR);
+            assert_int_equal(hk_seqfit_usable_size(s, b->payload), b->usable);
+        } else {
+            nfree++;
+            free_bytes += b->size;
+            listed += (i + 1u < w->n);
+            largest = b->size > largest ? b->size : largest;
+            smallest = (smallest == 0 || b->size < smallest) ? b->size : smallest;
+        }
+    }
+    assert_int_equal(st.capacity, free_bytes + used_gross);
+    assert_int_equal(st.free_bytes, free_bytes);
+    assert_int_equal(st.used_granted, granted);
+    assert_int_equal(st.used_blocks, used);
+    assert_int_equal(st.free_blocks, nfree);
+    assert_int_equal(st.largest_free, largest);
+    assert_int_equal(st.smallest_free, smallest);
+    assert_true(st.used_requested <= st.used_granted);
+    assert_true(st.min_ever_free <= st.free_bytes);
+    assert_true(st.peak_used >= st.used_granted);
+    assert_int_equal(c.free_blocks, listed);
+    assert_int_equal(c.splits, st.split_count);
+    assert_int_equal(c.coalesces, st.coalesce_count);
+    top = w->b[w->n - 1u].used ? st.capacity : (size_t)((uintptr_t)w->b[w->n - 1u].start - g_base);
+    assert_true(c.max_heap >= top);
+    assert_true(c.max_heap <= st.capacity);
+}
+
+static void fill(void *p, size_t n, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        ((unsigned char *)p)[i] = (unsigned char)(seed + i * 31u);
+    }
+}
+
+static int intact(const void *p, size_t n, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (((const unsigned char *)p)[i] != (unsigned char)(seed + i * 31u)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void free_all(hk_seqfit_t *s, void **ptrs, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        hk_seqfit_free(s, ptrs[i]);
+        ptrs[i] = NULL;
+    }
+}
+
+/* One free block covering the whole span, no misuse recorded. */
+static void expect_empty(hk_seqfit_t *s)
+{
+    hk_stats_t st = stats(s);
+    expect_consistent(s);
+    assert_int_equal(st.free_blocks, 1);
+    assert_int_equal(st.used_blocks, 0);
+    assert_int_equal(st.free_bytes, st.capacity);
+    assert_int_equal(st.largest_free, st.capacity);
+    assert_int_equal(st.used_requested, 0);
+    assert_int_equal(st.used_granted, 0);
+    assert_int_equal(st.error_count, 0);
+    assert_int_equal(counters(s).free_blocks, 0);
+}
+
+/* ------------------------------------------------------------------ init */
+
+static void test_init_rejects(void **state)
+{
+    hk_status_t st = HK_OK;
+    size_t n;
+    size_t min_size = 0;
+    hk_seqfit_t *s;
+    (void)state;
+
+    assert_null(hk_seqfit_init(NULL, ARENA_SIZE, HK_SEQFIT_FIRST, &st));
+    assert_int_equal(st, HK_EINVAL);
+    assert_null(hk_seqfit_init(NULL, ARENA_SIZE, HK_SEQFIT_FIRST, NULL));
+    st = HK_OK;
+    assert_null(hk_seqfit_init(g_arena.bytes, ARENA_SIZE, (hk_seqfit_policy_t)4, &st));
+    assert_int_equal(st, HK_EINVAL);
+    st = HK_OK;
+    assert_null(hk_seqfit_init(g_arena.bytes, ARENA_SIZE, (hk_seqfit_policy_t)-1, &st));
+    assert_int_equal(st, HK_EINVAL);
+    st = HK_OK;
+    assert_null(hk_seqfit_init(g_arena.bytes, 0, HK_SEQFIT_FIRST, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_seqfit_init(g_arena.bytes, 64, HK_SEQFIT_BEST, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    assert_null(hk_seqfit_init(g_arena.bytes + 1, 3, HK_SEQFIT_FIRST, NULL));
+
+    /* The smallest arena that works holds exactly one minimum block. */
+    for (n = 1; n <= 2048u && min_size == 0; n++) {
+        st = HK_OK;
+        s = hk_seqfit_init(g_arena.bytes, n, HK_SEQFIT_FIRST, &st);
+        if (s != NULL) {
+            assert_int_equal(st, HK_OK);
+            min_size = n;
+        } else {
+            assert_int_equal(st, HK_ETOOSMALL);
+        }
+    }
+    assert_true(min_size > 0 && min_size < 2048u);
+    s = make_at(g_arena.bytes, min_size, HK_SEQFIT_FIRST);
+    assert_int_equal(stats(s).capacity, MIN_BLOCK);
+    assert_non_null(hk_seqfit_malloc(s, MIN_BLOCK - HDR));
+    assert_null(hk_seqfit_malloc(s, 0));
+    expect_consistent(s);
+    s = make_at(g_arena.bytes, min_size + HK_ALIGN, HK_SEQFIT_FIRST);
+    assert_int_equal(stats(s).capacity, MIN_BLOCK + HK_ALIGN);
+}
+
+static void test_init_state(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    hk_stats_t st = stats(s);
+    hk_seqfit_counters_t c = counters(s);
+    hk_heap_t *h = hk_seqfit_heap(s);
+    const walk_log_t *w = walk(s);
+    int local;
+
+    assert_int_equal(w->n, 1);
+    assert_false(w->b[0].used);
+    assert_int_equal(st.capacity, w->b[0].size);
+    assert_true(st.capacity <= ARENA_SIZE && st.capacity + 512u > ARENA_SIZE);
+    assert_int_equal(st.free_bytes, st.capacity);
+    assert_int_equal(st.min_ever_free, st.capacity);
+    assert_int_equal(st.largest_free, st.capacity);
+    assert_int_equal(st.smallest_free, st.capacity);
+    assert_int_equal(st.free_blocks, 1);
+    assert_int_equal(st.used_blocks + st.alloc_count + st.free_count + st.realloc_count + st.fail_count, 0);
+    assert_int_equal(st.split_count + st.coalesce_count + st.error_count + st.peak_used, 0);
+    assert_int_equal(c.reuses + c.grows + c.splits + c.coalesces + c.free_blocks + c.requested + c.max_heap, 0);
+    assert_int_equal(hk_seqfit_check(s), 0);
+    assert_ptr_equal(h, (hk_heap_t *)s);
+    assert_string_equal(hk_name(h), "seqfit");
+    assert_int_equal(hk_check(h), 0);
+    assert_true(hk_seqfit_owns(s, w->b[0].payload));
+    assert_false(hk_seqfit_owns(s, &local));
+    assert_false(hk_seqfit_owns(s, g_arena.bytes + ARENA_SIZE));
+    assert_string_equal(hk_seqfit_policy_name(HK_SEQFIT_FIRST), "first");
+    assert_string_equal(hk_seqfit_policy_name(HK_SEQFIT_NEXT), "next");
+    assert_string_equal(hk_seqfit_policy_name(HK_SEQFIT_BEST), "best");
+    assert_string_equal(hk_seqfit_policy_name(HK_SEQFIT_WORST), "worst");
+    assert_string_equal(hk_seqfit_policy_name((hk_seqfit_policy_t)9), "?");
+}
+
+static void test_init_misaligned(void **state)
+{
+    size_t shift;
+    (void)state;
+    for (shift = 1; shift < 2u * HK_ALIGN; shift++) {
+        unsigned char *arena = g_arena.bytes + shift;
+        hk_seqfit_t *s = make_at(arena, 8192, HK_SEQFIT_FIRST);
+        void *p[8];
+        size_t i;
+        const walk_log_t *w;
+        assert_true((uintptr_t)s >= (uintptr_t)arena);
+        assert_int_equal((uintptr_t)s % sizeof(void *), 0);
+        for (i = 0; i < 8; i++) {
+            p[i] = must_malloc(s, 1 + i * 37u);
+            assert_int_equal((uintptr_t)p[i] % HK_ALIGN, 0);
+            fill(p[i], 1 + i * 37u, (unsigned)i);
+        }
+        w = walk(s);
+        assert_true((uintptr_t)w->b[0].start > (uintptr_t)s);
+        /* The last block and the 8-byte sentinel after it stay inside the caller's bytes. */
+        assert_true((uintptr_t)w->b[w->n - 1u].start + w->b[w->n - 1u].size + HDR <= (uintptr_t)arena + 8192u);
+        assert_true(stats(s).capacity + 512u > 8192u);
+        expect_consistent(s);
+        for (i = 0; i < 8; i++) {
+            assert_true(intact(p[i], 1 + i * 37u, (unsigned)i));
+        }
+        free_all(s, p, 8);
+        expect_empty(s);
+    }
+}
+
+/* ------------------------------------------------------------- geometry */
+
+static void test_gross_sizes(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    size_t n;
+    size_t expect_off = 0;
+    size_t requested = 0;
+    size_t granted = 0;
+
+    assert_int_equal(HDR, 8);
+    assert_int_equal(MIN_BLOCK, sizeof(void *) == 8 || HK_ALIGN == 16 ? 32 : 24);
+    for (n = 0; n <= 200; n++) {
+        void *p = must_malloc(s, n);
+        assert_int_equal(off(p), expect_off);
+        assert_int_equal(hk_seqfit_usable_size(s, p), gross_of(n) - HDR);
+        expect_off += gross_of(n);
+        requested += n;
+        granted += gross_of(n) - HDR;
+    }
+    assert_int_equal(stats(s).used_requested, requested);
+    assert_int_equal(stats(s).used_granted, granted);
+    assert_int_equal(counters(s).requested, requested);
+    assert_int_equal(counters(s).max_heap, expect_off);
+    assert_int_equal(counters(s).grows, 201);
+    assert_int_equal(counters(s).reuses, 0);
+    expect_consistent(s);
+}
+
+/* ------------------------------------------------------------ placement */
+
+/*
+ * A..G of gross 48 192 48 96 48 256 48 at offsets 0 48 240 288 384 432 688,
+ * top at 736; B, D and F freed leave holes of 192, 96 and 256.
+ */
+static void make_holes(hk_seqfit_t *s)
+{
+    static const size_t req[7] = {40, 184, 40, 88, 40, 248, 40};
+    static const size_t at_off[7] = {0, 48, 240, 288, 384, 432, 688};
+    static const blk_t layout[8] = {{0, 48, 1},   {48, 192, 0},  {240, 48, 1}, {288, 96, 0},
+                                    {384, 48, 1}, {432, 256, 0}, {688, 48, 1}, {736, TOP, 0}};
+    void *p[7];
+    size_t i;
+    for (i = 0; i < 7; i++) {
+        p[i] = must_malloc(s, req[i]);
+        assert_int_equal(off(p[i]), at_off[i]);
+    }
+    hk_seqfit_free(s, p[1]);
+    hk_seqfit_free(s, p[3]);
+    hk_seqfit_free(s, p[5]);
+    expect_layout(s, layout, 8);
+    assert_int_equal(counters(s).free_blocks, 3);
+    assert_int_equal(counters(s).grows, 7);
+    assert_int_equal(counters(s).coalesces, 0);
+    expect_consistent(s);
+}
+
+static void test_placement(void **state)
+{
+    /* Requests of gross 96, 160, 48, 96 against holes B 192 @48, D 96 @288, F 256 @432. */
+    static const size_t req[4] = {88, 152, 40, 88};
+    static const size_t expect[4][4] = {
+        {48, 432, 144, 288},  /* first: lowest address that fits every time */
+        {48, 432, 592, 144},  /* next: B, on past B' and D to F, F's rest, then wraps to B' */
+        {288, 48, 432, 480},  /* best: D exactly, B, then F (B's 32-byte rest is too small), F's rest */
+        {432, 48, 528, 576},  /* worst: F, B, F's rest, F's rest's rest (16 left over: no split) */
+    };
+    /* Listed free blocks left over (offset, size). */
+    static const size_t left_off[4][2] = {{192, 592}, {288, 640}, {208, 576}, {208, 288}};
+    static const size_t left_size[4][2] = {{48, 96}, {96, 48}, {32, 112}, {32, 96}};
+    hk_seqfit_policy_t pol = policy_of(state);
+    hk_seqfit_t *s = make(pol);
+    size_t offs[8];
+    size_t sizes[8];
+    size_t i;
+
+    make_holes(s);
+    for (i = 0; i < 4; i++) {
+        void *p = must_malloc(s, req[i]);
+        assert_int_equal(off(p), expect[pol][i]);
+        expect_consistent(s);
+    }
+    assert_int_equal(listed_blocks(s, offs, sizes, 8), 2);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(offs[i], left_off[pol][i]);
+        assert_int_equal(sizes[i], left_size[pol][i]);
+    }
+    assert_int_equal(counters(s).reuses, 4);
+    assert_int_equal(counters(s).grows, 7);
+    assert_int_equal(counters(s).splits, 3);
+    assert_int_equal(counters(s).free_blocks, 2);
+    assert_int_equal(counters(s).max_heap, 736);
+}
+
+/* A request no listed block fits comes from the top under every policy. */
+static void test_placement_falls_to_top(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    void *p;
+    make_holes(s);
+    p = must_malloc(s, 264); /* gross 272 > 256 */
+    assert_int_equal(off(p), 736);
+    assert_int_equal(counters(s).grows, 8);
+    assert_int_equal(counters(s).reuses, 0);
+    assert_int_equal(counters(s).max_heap, 736 + 272);
+    /* Worst fit takes the largest hole even when a smaller one fits exactly. */
+    p = must_malloc(s, 88);
+    assert_int_equal(off(p), policy_of(state) == HK_SEQFIT_WORST ? 432u : policy_of(state) == HK_SEQFIT_BEST ? 288u : 48u);
+    expect_consistent(s);
+}
+
+static void test_next_fit_rover(void **state)
+{
+    hk_seqfit_t *s;
+    void *p;
+    (void)state;
+
+    /* Rover on B's rest (144); freeing the block in front of it merges it away. */
+    s = make(HK_SEQFIT_NEXT);
+    make_holes(s);
+    p = must_malloc(s, 88);
+    assert_int_equal(off(p), 48);
+    hk_seqfit_free(s, p);
+    assert_int_equal(counters(s).coalesces, 1);
+    assert_int_equal(hk_seqfit_check(s), 0);
+    /* The search resumes at the next listed block, D, not at B (first fit's pick). */
+    assert_int_equal(off(must_malloc(s, 88)), 288);
+    expect_consistent(s);
+
+    /* Rover on B's rest (144); freeing C behind it merges B', C and D into one block. */
+    s = make(HK_SEQFIT_NEXT);
+    make_holes(s);
+    assert_int_equal(off(must_malloc(s, 88)), 48);
+    hk_seqfit_free(s, at(240));
+    assert_int_equal(counters(s).coalesces, 2);
+    assert_int_equal(counters(s).free_blocks, 2); /* B'C D @144 (240 bytes), F @432 */
+    assert_int_equal(hk_seqfit_check(s), 0);
+    assert_int_equal(off(must_malloc(s, 40)), 432);
+    expect_consistent(s);
+
+    /* Rover on F's rest (640), which merges into the top when G is freed. */
+    s = make(HK_SEQFIT_NEXT);
+    make_holes(s);
+    assert_int_equal(off(must_malloc(s, 200)), 432);
+    hk_seqfit_free(s, at(688));
+    assert_int_equal(counters(s).coalesces, 2);
+    assert_int_equal(counters(s).free_blocks, 2);
+    assert_int_equal(hk_seqfit_check(s), 0);
+    assert_int_equal(off(must_malloc(s, 40)), 48); /* starts over at the head */
+    assert_int_equal(off(must_malloc(s, 40)), 96); /* and continues from there */
+    expect_consistent(s);
+}
+
+/* ------------------------------------------------------- top and counters */
+
+static void test_top(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    void *a = must_malloc(s, 40);
+    void *b;
+    void *c;
+    void *d;
+    void *e;
+
+    assert_int_equal(off(a), 0);
+    assert_int_equal(counters(s).grows, 1);
+    assert_int_equal(counters(s).max_heap, 48);
+    b = must_malloc(s, 184);
+    assert_int_equal(off(b), 48);
+    assert_int_equal(counters(s).max_heap, 240);
+    c = must_malloc(s, 88);
+    assert_int_equal(off(c), 240);
+    assert_int_equal(counters(s).max_heap, 336);
+    assert_int_equal(counters(s).grows, 3);
+    assert_int_equal(stats(s).free_blocks, 1);
+
+    /* Freeing the block under the top lowers the top; max_heap is a high-water mark. */
+    hk_seqfit_free(s, c);
+    {
+        static const blk_t layout[3] = {{0, 48, 1}, {48, 192, 1}, {240, TOP, 0}};
+        expect_layout(s, layout, 3);
+    }
+    assert_int_equal(counters(s).coalesces, 1);
+    assert_int_equal(counters(s).free_blocks, 0);
+    assert_int_equal(counters(s).max_heap, 336);
+    d = must_malloc(s, 40);
+    assert_int_equal(off(d), 240);
+    assert_int_equal(counters(s).grows, 4);
+    assert_int_equal(counters(s).max_heap, 336);
+
+    /* A block below the top goes on the list and is reused. */
+    hk_seqfit_free(s, a);
+    assert_int_equal(counters(s).free_blocks, 1);
+    assert_int_equal(stats(s).free_blocks, 2);
+    assert_int_equal(counters(s).coalesces, 1);
+    e = must_malloc(s, 40);
+    assert_ptr_equal(e, a);
+    assert_int_equal(counters(s).reuses, 1);
+    assert_int_equal(counters(s).grows, 4);
+    assert_int_equal(counters(s).splits, 0);
+    assert_int_equal(counters(s).free_blocks, 0);
+    assert_int_equal(counters(s).requested, 40 + 184 + 88 + 40 + 40);
+    expect_consistent(s);
+
+    /* Down to nothing: the top covers the span again. */
+    hk_seqfit_free(s, b);
+    hk_seqfit_free(s, e);
+    hk_seqfit_free(s, d);
+    assert_int_equal(counters(s).coalesces, 1 + 1 + 2);
+    assert_int_equal(counters(s).max_heap, 336);
+    expect_empty(s);
+}
+
+static void test_split_threshold(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    void *b;
+    void *p;
+    must_malloc(s, 40);
+    b = must_malloc(s, 184); /* 192 @48 */
+    must_malloc(s, 40);
+    hk_seqfit_free(s, b);
+
+    /* 192 - 176 = 16 < HK_TAG_MIN_BLOCK: the whole hole is handed out. */
+    p = must_malloc(s, 168);
+    assert_ptr_equal(p, b);
+    assert_int_equal(hk_seqfit_usable_size(s, p), 184);
+    assert_int_equal(counters(s).splits, 0);
+    assert_int_equal(counters(s).reuses, 1);
+    assert_int_equal(stats(s).used_requested, 40 + 168 + 40);
+    assert_int_equal(stats(s).used_granted, 40 + 184 + 40);
+    assert_int_equal(counters(s).free_blocks, 0);
+    expect_consistent(s);
+    hk_seqfit_free(s, p);
+
+    /* 192 - 160 = 32 = HK_TAG_MIN_BLOCK: split, the rest stays listed. */
+    p = must_malloc(s, 152);
+    assert_ptr_equal(p, b);
+    assert_int_equal(hk_seqfit_usable_size(s, p), 152);
+    assert_int_equal(counters(s).splits, 1);
+    assert_int_equal(counters(s).reuses, 2);
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, TOP, 0}};
+        expect_layout(s, layout, 5);
+    }
+    /* That 32-byte rest takes a malloc(0) (or anything up to 24 bytes) exactly. */
+    p = must_malloc(s, 0);
+    assert_int_equal(off(p), 208);
+    assert_int_equal(hk_seqfit_usable_size(s, p), MIN_BLOCK - HDR);
+    assert_int_equal(counters(s).splits, 1);
+    expect_consistent(s);
+}
+
+static void test_coalesce(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    void *p[7];
+    size_t i;
+    for (i = 0; i < 6; i++) {
+        p[i] = must_malloc(s, 88); /* 96 each at 0, 96, ..., 480 */
+        assert_int_equal(off(p[i]), i * 96u);
+    }
+    p[6] = must_malloc(s, 40); /* @576, keeps the holes off the top */
+
+    hk_seqfit_free(s, p[1]); /* no free neighbour */
+    assert_int_equal(counters(s).coalesces, 0);
+    assert_int_equal(counters(s).free_blocks, 1);
+    hk_seqfit_free(s, p[2]); /* left neighbour free */
+    assert_int_equal(counters(s).coalesces, 1);
+    assert_int_equal(counters(s).free_blocks, 1);
+    {
+        static const blk_t layout[7] = {{0, 96, 1},   {96, 192, 0},  {288, 96, 1}, {384, 96, 1},
+                                        {480, 96, 1}, {576, 48, 1}, {624, TOP, 0}};
+        expect_layout(s, layout, 7);
+    }
+    hk_seqfit_free(s, p[4]);
+    assert_int_equal(counters(s).coalesces, 1);
+    assert_int_equal(counters(s).free_blocks, 2);
+    hk_seqfit_free(s, p[3]); /* both neighbours free */
+    assert_int_equal(counters(s).coalesces, 3);
+    assert_int_equal(counters(s).free_blocks, 1);
+    {
+        static const blk_t layout[5] = {{0, 96, 1}, {96, 384, 0}, {480, 96, 1}, {576, 48, 1}, {624, TOP, 0}};
+        expect_layout(s, layout, 5);
+    }
+    hk_seqfit_free(s, p[0]); /* right neighbour free */
+    assert_int_equal(counters(s).coalesces, 4);
+    {
+        static const blk_t layout[4] = {{0, 480, 0}, {480, 96, 1}, {576, 48, 1}, {624, TOP, 0}};
+        expect_layout(s, layout, 4);
+    }
+    hk_seqfit_free(s, p[5]); /* left only: G still used */
+    assert_int_equal(counters(s).coalesces, 5);
+    assert_int_equal(counters(s).free_blocks, 1);
+    hk_seqfit_free(s, p[6]); /* listed block on the left, top on the right */
+    assert_int_equal(counters(s).coalesces, 7);
+    assert_int_equal(stats(s).coalesce_count, 7);
+    assert_int_equal(counters(s).splits, 0);
+    expect_empty(s);
+}
+
+/* --------------------------------------------------- fits-cse3320 seed */
+
+#define CSE_FIRST 40u
+#define CSE_SECOND 24u
+
+typedef struct cse_result {
+    hk_seqfit_counters_t c;
+    size_t requested;
+} cse_result_t;
+
+/*
+ * The seed's fragmentation test: (1) blocks of varying size, (2) free every
+ * other one, (3) more blocks of varying size, (4) free most, (5) one large
+ * allocation.
+ */
+static cse_result_t run_cse3320(hk_seqfit_policy_t pol)
+{
+    hk_seqfit_t *s = make(pol);
+    void *one[CSE_FIRST];
+    void *two[CSE_SECOND];
+    void *big;
+    size_t requested = 0;
+    size_t max_end = 0;
+    size_t i;
+    cse_result_t r;
+
+#define CSE_ALLOC(dst, n)                                                                                                   \
+    do {                                                                                                                    \
+        size_t n_ = (n);                                                                                                    \
+        (dst) = must_malloc(s, n_);                                                                                         \
+        requested += n_;                                                                                                    \
+        max_end = off(dst) + gross_of(n_) > max_end ? off(dst) + gross_of(n_) : max_end;                                   \
+    } while (0)
+
+    for (i = 0; i < CSE_FIRST; i++) {
+        CSE_ALLOC(one[i], 64u + (i * 397u) % 960u);
+    }
+    for (i = 1; i < CSE_FIRST; i += 2) {
+        hk_seqfit_free(s, one[i]);
+        one[i] = NULL;
+    }
+    expect_consistent(s);
+    for (i = 0; i < CSE_SECOND; i++) {
+        CSE_ALLOC(two[i], 32u + (i * 211u) % 700u);
+    }
+    expect_consistent(s);
+    /* Free most: keep every eighth block of the first round and the last of the second. */
+    for (i = 0; i < CSE_FIRST; i++) {
+        if (i % 8u != 0) {
+            hk_seqfit_free(s, one[i]);
+            one[i] = NULL;
+        }
+    }
+    for (i = 0; i + 1u < CSE_SECOND; i++) {
+        hk_seqfit_free(s, two[i]);
+        two[i] = NULL;
+    }
+    expect_consistent(s);
+    CSE_ALLOC(big, 12000u);
+    expect_consistent(s);
+#undef CSE_ALLOC
+
+    r.c = counters(s);
+    r.requested = requested;
+    /* Counters against the heap's own statistics and the test's bookkeeping. */
+    assert_int_equal(r.c.requested, requested);
+    assert_int_equal(r.c.reuses + r.c.grows, stats(s).alloc_count);
+    assert_int_equal(r.c.reuses + r.c.grows, CSE_FIRST + CSE_SECOND + 1u);
+    assert_int_equal(r.c.splits, stats(s).split_count);
+    assert_int_equal(r.c.coalesces, stats(s).coalesce_count);
+    assert_int_equal(r.c.max_heap, max_end);
+    assert_true(r.c.splits <= r.c.reuses);
+
+    hk_seqfit_free(s, big);
+    free_all(s, one, CSE_FIRST);
+    free_all(s, two, CSE_SECOND);
+    expect_empty(s);
+    assert_int_equal(stats(s).free_blocks, 1);
+    assert_int_equal(counters(s).free_blocks, 0);
+    assert_int_equal(counters(s).max_heap, max_end);
+    return r;
+}
+
+static void test_cse3320_fragmentation(void **state)
+{
+    cse_result_t r[4];
+    size_t i;
+    (void)state;
+    for (i = 0; i < 4; i++) {
+        r[i] = run_cse3320(k_policy[i]);
+    }
+    printf("\n  fits-cse3320 fragmentation test (HK_ALIGN %u)\n", (unsigned)HK_ALIGN);
+    printf("  %-10s %10s %10s %10s %10s\n", "", "First Fit", "Next Fit", "Best Fit", "Worst Fit");
+#define CSE_ROW(label, field)                                                                                             \
+    printf("  %-10s %10zu %10zu %10zu %10zu\n", label, r[0].c.field, r[1].c.field, r[2].c.field, r[3].c.field)
+    CSE_ROW("Reuses", reuses);
+    CSE_ROW("Grows", grows);
+    CSE_ROW("Splits", splits);
+    CSE_ROW("Coalesces", coalesces);
+    CSE_ROW("Blocks", free_blocks);
+    CSE_ROW("Requested", requested);
+    CSE_ROW("Max Heap", max_heap);
+#undef CSE_ROW
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(r[i].c.requested, r[0].requested);
+    }
+    /* Best fit never needs a higher top than first fit on this sequence, as in the seed's table. */
+    assert_true(r[HK_SEQFIT_BEST].c.max_heap <= r[HK_SEQFIT_FIRST].c.max_heap);
+    /* The first round comes from the top under every policy. */
+    for (i = 0; i < 4; i++) {
+        assert_true(r[i].c.grows >= CSE_FIRST);
+    }
+}
+
+/* ------------------------------------------------------ heap_4 and model */
+
+static void test_heap4_first_fit_by_hand(void **state)
+{
+    /*
+     * heap_4 walks its address-ordered list from the start and takes the first
+     * block that fits, the rest of the heap being the last block on that list.
+     * Gross sizes: 104->112, 24->32, 296->304, 56->64, 40->48, 72->80, 216->224, 8->32.
+     */
+    hk_seqfit_t *s = make(HK_SEQFIT_FIRST);
+    void *p[10];
+    (void)state;
+    p[0] = must_malloc(s, 104); /* @0 */
+    p[1] = must_malloc(s, 24);  /* @112 */
+    p[2] = must_malloc(s, 296); /* @144 */
+    p[3] = must_malloc(s, 56);  /* @448, top @512 */
+    assert_int_equal(off(p[0]), 0);
+    assert_int_equal(off(p[1]), 112);
+    assert_int_equal(off(p[2]), 144);
+    assert_int_equal(off(p[3]), 448);
+    hk_seqfit_free(s, p[0]);    /* hole [0,112) */
+    hk_seqfit_free(s, p[2]);    /* hole [144,448) */
+    p[4] = must_malloc(s, 40);  /* first hole, rest 64 @48 */
+    p[5] = must_malloc(s, 72);  /* 64 too small: second hole, rest 224 @224 */
+    p[6] = must_malloc(s, 56);  /* exactly the 64 @48 */
+    hk_seqfit_free(s, p[1]);    /* 32 @112 between used blocks */
+    p[7] = must_malloc(s, 24);  /* exactly @112 */
+    p[8] = must_malloc(s, 216); /* exactly @224 */
+    p[9] = must_malloc(s, 8);   /* list empty: the top @512 */
+    assert_int_equal(off(p[4]), 0);
+    assert_int_equal(off(p[5]), 144);
+    assert_int_equal(off(p[6]), 48);
+    assert_int_equal(off(p[7]), 112);
+    assert_int_equal(off(p[8]), 224);
+    assert_int_equal(off(p[9]), 512);
+    assert_int_equal(counters(s).free_blocks, 0);
+    assert_int_equal(counters(s).splits, 2);
+    assert_int_equal(counters(s).reuses, 5);
+    assert_int_equal(counters(s).grows, 5);
+    expect_consistent(s);
+}
+
+/* A reference heap: blocks by address, placement by the policy's definition. */
+typedef struct mblock {
+    size_t off;
+    size_t size;
+    int used;
+} mblock_t;
+
+typedef struct model {
+    mblock_t b[MAX_BLOCKS];
+    size_t n;
+    hk_seqfit_policy_t pol;
+} model_t;
+
+static model_t g_model;
+
+static void model_init(model_t *m, hk_seqfit_policy_t pol, size_t capacity)
+{
+    m->n = 1;
+    m->b[0].off = 0;
+    m->b[0].size = capacity;
+    m->b[0].used = 0;
+    m->pol = pol;
+}
+
+/* Offset handed out for `gross` bytes, or SIZE_MAX. Not for next fit. */
+static size_t model_malloc(model_t *m, size_t gross)
+{
+    size_t i;
+    size_t pick = SIZE_MAX;
+    size_t listed = (m->n > 0 && !m->b[m->n - 1u].used) ? m->n - 1u : m->n; /* blocks below the top */
+    for (i = 0; i < listed; i++) {
+        const mblock_t *b = &m->b[i];
+        if (b->used) {
+            continue;
+        }
+        if (m->pol == HK_SEQFIT_FIRST && b->size >= gross) {
+            pick = i;
+            break;
+        }
+        if (m->pol == HK_SEQFIT_BEST && b->size >= gross && (pick == SIZE_MAX || b->size < m->b[pick].size)) {
+            pick = i;
+        }
+        if (m->pol == HK_SEQFIT_WORST && (pick == SIZE_MAX || b->size > m->b[pick].size)) {
+            pick = i;
+        }
+    }
+    if (pick != SIZE_MAX && m->b[pick].size < gross) {
+        pick = SIZE_MAX;
+    }
+    if (pick == SIZE_MAX && listed < m->n && m->b[listed].size >= gross) {
+        pick = listed;
+    }
+    if (pick == SIZE_MAX) {
+        return SIZE_MAX;
+    }
+    if (m->b[pick].size - gross >= MIN_BLOCK) {
+        memmove(&m->b[pick + 2u], &m->b[pick + 1u], (m->n - pick - 1u) * sizeof(mblock_t));
+        m->n++;
+        m->b[pick + 1u].off = m->b[pick].off + gross;
+        m->b[pick + 1u].size = m->b[pick].size - gross;
+        m->b[pick + 1u].used = 0;
+        m->b[pick].size = gross;
+    }
+    m->b[pick].used = 1;
+    return m->b[pick].off;
+}
+
+static void model_free(model_t *m, size_t block_off)
+{
+    size_t i;
+    for (i = 0; i < m->n && m->b[i].off != block_off; i++) {
+    }
+    assert_true(i < m->n && m->b[i].used);
+    m->b[i].used = 0;
+    if (i + 1u < m->n && !m->b[i + 1u].used) {
+        m->b[i].size += m->b[i + 1u].size;
+        memmove(&m->b[i + 1u], &m->b[i + 2u], (m->n - i - 2u) * sizeof(mblock_t));
+        m->n--;
+    }
+    if (i > 0 && !m->b[i - 1u].used) {
+        m->b[i - 1u].size += m->b[i].size;
+        memmove(&m->b[i], &m->b[i + 1u], (m->n - i - 1u) * sizeof(mblock_t));
+        m->n--;
+    }
+}
+
+static void expect_model(hk_seqfit_t *s, const model_t *m)
+{
+    const walk_log_t *w = walk(s);
+    size_t i;
+    assert_int_equal(w->n, m->n);
+    for (i = 0; i < m->n; i++) {
+        assert_int_equal((uintptr_t)w->b[i].start - g_base, m->b[i].off);
+        assert_int_equal(w->b[i].size, m->b[i].size);
+        assert_int_equal(w->b[i].used, m->b[i].used);
+    }
+}
+
+static uint64_t g_rng;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static size_t below(size_t n) { return (size_t)(rnd() % n); }
+
+/* Random malloc/free against the reference model: same address for every block, same layout. */
+static void test_model_placement(void **state)
+{
+    hk_seqfit_policy_t pol = policy_of(state);
+    hk_seqfit_t *s = make_at(g_arena.bytes, 16384, pol);
+    void *live[96];
+    size_t nlive = 0;
+    size_t op;
+    size_t fails = 0;
+
+    g_rng = 0x5EED0000u + (uint64_t)pol;
+    model_init(&g_model, pol, stats(s).capacity);
+    for (op = 0; op < 6000; op++) {
+        if (nlive < 96 && (nlive == 0 || below(100) < 55)) {
+            size_t n = below(10) == 0 ? 512 + below(2048) : below(300);
+            void *p = hk_seqfit_malloc(s, n);
+            size_t expect = model_malloc(&g_model, gross_of(n));
+            if (expect == SIZE_MAX) {
+                assert_null(p);
+                fails++;
+            } else {
+                assert_non_null(p);
+                assert_int_equal(off(p), expect);
+                live[nlive++] = p;
+            }
+        } else {
+            size_t k = below(nlive);
+            model_free(&g_model, off(live[k]));
+            hk_seqfit_free(s, live[k]);
+            live[k] = live[--nlive];
+        }
+        expect_model(s, &g_model);
+        assert_int_equal(hk_seqfit_check(s), 0);
+    }
+    assert_int_equal(stats(s).fail_count, fails);
+    free_all(s, live, nlive);
+    expect_empty(s);
+}
+
+/* Next fit has no simple model; a random run keeps every invariant (the rover's included). */
+static void test_next_fit_stress(void **state)
+{
+    hk_seqfit_t *s = make_at(g_arena.bytes, 16384, HK_SEQFIT_NEXT);
+    void *live[96];
+    size_t len[96];
+    size_t nlive = 0;
+    size_t op;
+    (void)state;
+
+    g_rng = 0xFEEDu;
+    for (op = 0; op < 20000; op++) {
+        size_t x = below(100);
+        if (nlive < 96 && (nlive == 0 || x < 50)) {
+            size_t n = below(8) == 0 ? 300 + below(1500) : below(200);
+            void *p = hk_seqfit_malloc(s, n);
+            if (p != NULL) {
+                fill(p, n, (unsigned)n);
+                len[nlive] = n;
+                live[nlive++] = p;
+            }
+        } else if (x < 60) {
+            size_t k = below(nlive);
+            size_t n = below(600);
+            void *p;
+            assert_true(intact(live[k], len[k], (unsigned)len[k]));
+            p = hk_seqfit_realloc(s, live[k], n);
+            if (n == 0) {
+                assert_null(p);
+                live[k] = live[--nlive];
+                len[k] = len[nlive];
+            } else if (p != NULL) {
+                assert_true(intact(p, len[k] < n ? len[k] : n, (unsigned)len[k]));
+                fill(p, n, (unsigned)n);
+                live[k] = p;
+                len[k] = n;
+            }
+        } else {
+            size_t k = below(nlive);
+            assert_true(intact(live[k], len[k], (unsigned)len[k]));
+            hk_seqfit_free(s, live[k]);
+            live[k] = live[--nlive];
+            len[k] = len[nlive];
+        }
+        assert_int_equal(hk_seqfit_check(s), 0);
+    }
+    expect_consistent(s);
+    free_all(s, live, nlive);
+    expect_empty(s);
+}
+
+/* -------------------------------------------------------------- realloc */
+
+static void test_realloc_paths(void **state)
+{
+    hk_seqfit_t *s = make(HK_SEQFIT_FIRST);
+    hk_stats_t st;
+    void *a = must_malloc(s, 40);
+    void *p = must_malloc(s, 184);
+    void *c = must_malloc(s, 40);
+    void *q;
+    void *r;
+    (void)state;
+
+    /* Shrink with a split: the 96-byte rest is freed (C stops it merging). */
+    fill(p, 184, 1);
+    assert_ptr_equal(hk_seqfit_realloc(s, p, 88), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), 88);
+    assert_true(intact(p, 88, 1));
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 96, 1}, {144, 96, 0}, {240, 48, 1}, {288, TOP, 0}};
+        expect_layout(s, layout, 5);
+    }
+    st = stats(s);
+    assert_int_equal(st.split_count, 1);
+    assert_int_equal(st.coalesce_count, 0);
+    assert_int_equal(st.realloc_count, 1);
+    assert_int_equal(st.used_requested, 40 + 88 + 40);
+    expect_consistent(s);
+
+    /* Shrink by less than a minimum block: nothing moves, the request is recorded. */
+    assert_ptr_equal(hk_seqfit_realloc(s, p, 72), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), 88);
+    assert_int_equal(stats(s).used_requested, 40 + 72 + 40);
+    assert_int_equal(stats(s).split_count, 1);
+    assert_true(intact(p, 72, 1));
+
+    /* Grow into the free neighbour, splitting off its unneeded 32 bytes. */
+    assert_ptr_equal(hk_seqfit_realloc(s, p, 152), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), 152);
+    assert_true(intact(p, 72, 1));
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, TOP, 0}};
+        expect_layout(s, layout, 5);
+    }
+    assert_int_equal(stats(s).coalesce_count, 1);
+    assert_int_equal(stats(s).split_count, 2);
+
+    /* Grow into the free neighbour exactly. */
+    assert_ptr_equal(hk_seqfit_realloc(s, p, 184), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), 184);
+    assert_true(intact(p, 72, 1));
+    assert_int_equal(stats(s).coalesce_count, 2);
+    assert_int_equal(stats(s).free_blocks, 1);
+    expect_consistent(s);
+
+    /* Blocked by C: move to the top, content kept, the old block freed. */
+    fill(p, 184, 2);
+    st = stats(s);
+    q = hk_seqfit_realloc(s, p, 392);
+    assert_non_null(q);
+    assert_int_equal(off(q), 288);
+    assert_true(intact(q, 184, 2));
+    assert_int_equal(stats(s).alloc_count, st.alloc_count + 1);
+    assert_int_equal(stats(s).free_count, st.free_count + 1);
+    assert_int_equal(stats(s).realloc_count, st.realloc_count + 1);
+    assert_int_equal(counters(s).grows, 4);
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 400, 1}, {688, TOP, 0}};
+        expect_layout(s, layout, 5);
+    }
+    expect_consistent(s);
+
+    /* Grow into the top: same address, the top rises. */
+    assert_ptr_equal(hk_seqfit_realloc(s, q, 1000), q);
+    assert_int_equal(hk_seqfit_usable_size(s, q), 1000);
+    assert_true(intact(q, 184, 2));
+    assert_int_equal(counters(s).max_heap, 288 + 1008);
+    assert_int_equal(stats(s).coalesce_count, 3);
+    assert_int_equal(stats(s).split_count, 3);
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 1008, 1}, {1296, TOP, 0}};
+        expect_layout(s, layout, 5);
+    }
+
+    /* realloc(NULL, n) is malloc(n); realloc(p, 0) frees p. */
+    st = stats(s);
+    r = hk_seqfit_realloc(s, NULL, 40);
+    assert_int_equal(off(r), 48);
+    assert_int_equal(stats(s).alloc_count, st.alloc_count + 1);
+    assert_int_equal(stats(s).split_count, 4);
+    assert_null(hk_seqfit_realloc(s, r, 0));
+    assert_int_equal(stats(s).free_count, st.free_count + 1);
+    assert_int_equal(stats(s).used_blocks, 3);
+    assert_int_equal(stats(s).coalesce_count, 4);
+    assert_int_equal(stats(s).error_count, 0);
+    expect_consistent(s);
+
+    /* A failed realloc leaves the block alone. */
+    st = stats(s);
+    assert_null(hk_seqfit_realloc(s, q, SIZE_MAX));
+    assert_null(hk_seqfit_realloc(s, q, ARENA_SIZE));
+    assert_int_equal(stats(s).fail_count, st.fail_count + 2);
+    assert_int_equal(stats(s).free_bytes, st.free_bytes);
+    assert_int_equal(stats(s).used_requested, st.used_requested);
+    assert_int_equal(hk_seqfit_usable_size(s, q), 1000);
+    assert_true(intact(q, 184, 2));
+
+    /* A free neighbour too small to grow into: A moves to the top and merges with it. */
+    fill(a, 40, 3);
+    r = hk_seqfit_realloc(s, a, 392);
+    assert_int_equal(off(r), 1296);
+    assert_true(intact(r, 40, 3));
+    {
+        static const blk_t layout[5] = {{0, 240, 0}, {240, 48, 1}, {288, 1008, 1}, {1296, 400, 1}, {1696, TOP, 0}};
+        expect_layout(s, layout, 5);
+    }
+    assert_int_equal(stats(s).used_requested, 40 + 1000 + 392);
+    assert_int_equal(counters(s).max_heap, 1696);
+    expect_consistent(s);
+
+    /* Growing the block under the top by one 16-byte step raises the top by as much. */
+    assert_ptr_equal(hk_seqfit_realloc(s, r, 408), r);
+    assert_int_equal(hk_seqfit_usable_size(s, r), 408);
+    assert_int_equal(counters(s).max_heap, 1712);
+    assert_true(intact(r, 40, 3));
+    expect_consistent(s);
+    hk_seqfit_free(s, c);
+    hk_seqfit_free(s, q);
+    hk_seqfit_free(s, r);
+    expect_empty(s);
+}
+
+/* -------------------------------------------------------- aligned_alloc */
+
+/* Where aligned_alloc must put a payload cut from the free block at block_off. */
+static uintptr_t expected_aligned(size_t block_off, size_t alignment)
+{
+    uintptr_t payload = g_base + block_off + HDR;
+    uintptr_t aligned = align_up(payload, alignment);
+    if (aligned != payload && aligned - payload < MIN_BLOCK) {
+        aligned = align_up(payload + MIN_BLOCK, alignment);
+    }
+    return aligned;
+}
+
+static void test_aligned_from_top(void **state)
+{
+    size_t alignment;
+    (void)state;
+    for (alignment = 16; alignment <= 4096; alignment *= 2) {
+        hk_seqfit_t *s = make(HK_SEQFIT_FIRST);
+        void *x = must_malloc(s, 40); /* top @48 */
+        void *p = hk_seqfit_aligned_alloc(s, alignment, 100);
+        uintptr_t expect = expected_aligned(48, alignment);
+        size_t gap = (size_t)(expect - (g_base + 48 + HDR));
+        hk_stats_t st = stats(s);
+        hk_seqfit_counters_t c = counters(s);
+
+        assert_ptr_equal(p, (void *)expect);
+        assert_int_equal((uintptr_t)p % alignment, 0);
+        assert_int_equal(hk_seqfit_usable_size(s, p), gross_of(100) - HDR);
+        assert_int_equal(st.used_requested, 40 + 100);
+        assert_int_equal(c.grows, 2);
+        assert_int_equal(c.max_heap, 48 + gap + gross_of(100));
+        if (gap != 0) {
+            blk_t layout[4] = {{0, 48, 1}, {48, 0, 0}, {0, 0, 1}, {0, TOP, 0}};
+            layout[1].size = gap;
+            layout[2].off = 48 + gap;
+            layout[2].size = gross_of(100);
+            layout[3].off = 48 + gap + gross_of(100);
+            expect_layout(s, layout, 4);
+            assert_true(gap >= MIN_BLOCK);
+            assert_int_equal(st.split_count, 1);
+            assert_int_equal(c.free_blocks, 1);
+        } else {
+            static const blk_t layout[3] = {{0, 48, 1}, {48, 112, 1}, {160, TOP, 0}};
+            expect_layout(s, layout, 3);
+            assert_int_equal(st.split_count, 0);
+        }
+        expect_consistent(s);
+        fill(p, 100, 7);
+        hk_seqfit_free(s, x);
+        assert_true(intact(p, 100, 7));
+        hk_seqfit_free(s, p);
+        expect_empty(s);
+    }
+}
+
+static void test_aligned_from_list(void **state)
+{
+    size_t alignment;
+    size_t k;
+    (void)state;
+    for (k = 0; k < 4; k++) {
+        for (alignment = 16; alignment <= 4096; alignment *= 2) {
+            hk_seqfit_t *s = make(k_policy[k]);
+            void *a = must_malloc(s, 40);
+            void *h = must_malloc(s, 8184); /* 8192 @48 */
+            void *c = must_malloc(s, 40);   /* @8240, top @8288 */
+            void *p;
+            uintptr_t expect = expected_aligned(48, alignment);
+            size_t gap = (size_t)(expect - (g_base + 48 + HDR));
+            blk_t layout[7];
+            size_t n = 0;
+
+            hk_seqfit_free(s, h);
+            p = hk_seqfit_aligned_alloc(s, alignment, 100);
+            assert_ptr_equal(p, (void *)expect);
+            assert_int_equal((uintptr_t)p % alignment, 0);
+            n = push(layout, n, 0, 48, 1);
+            if (gap != 0) {
+                n = push(layout, n, 48, gap, 0);
+            }
+            n = push(layout, n, 48 + gap, gross_of(100), 1);
+            n = push(layout, n, 48 + gap + gross_of(100), 8192 - gap - gross_of(100), 0);
+            n = push(layout, n, 8240, 48, 1);
+            n = push(layout, n, 8288, TOP, 0);
+            expect_layout(s, layout, n);
+            assert_int_equal(counters(s).reuses, 1);
+            assert_int_equal(counters(s).grows, 3);
+            assert_int_equal(counters(s).max_heap, 8288);
+            assert_int_equal(counters(s).free_blocks, gap != 0 ? 2 : 1);
+            assert_int_equal(stats(s).split_count, gap != 0 ? 2 : 1);
+            expect_consistent(s);
+            hk_seqfit_free(s, p);
+            hk_seqfit_free(s, a);
+            hk_seqfit_free(s, c);
+            expect_empty(s);
+        }
+    }
+}
+
+static void test_aligned_edges(void **state)
+{
+    hk_seqfit_t *s = make(HK_SEQFIT_FIRST);
+    hk_heap_t *h = hk_seqfit_heap(s);
+    static const size_t bad[5][2] = {{24, 10}, {0, 10}, {(size_t)1 << 31, 10}, {4096, SIZE_MAX}, {4096, ARENA_SIZE - 4096}};
+    size_t fails = 0;
+    size_t i;
+    void *p;
+    (void)state;
+
+    /* Not a power of two, zero, beyond any span, hopeless sizes. */
+    for (i = 0; i < 5; i++) {
+        assert_null(hk_seqfit_aligned_alloc(s, bad[i][0], bad[i][1]));
+        assert_int_equal(stats(s).fail_count, ++fails);
+    }
+    assert_null(hk_aligned_alloc(h, 48, 10));
+    assert_int_equal(stats(s).fail_count, ++fails);
+    expect_empty(s);
+
+    /* Alignments up to HK_ALIGN are plain mallocs. */
+    p = hk_seqfit_aligned_alloc(s, 8, 10);
+    assert_int_equal(off(p), 0);
+    p = hk_aligned_alloc(h, 1024, 0);
+    assert_int_equal((uintptr_t)p % 1024, 0);
+    assert_int_equal(hk_usable_size(h, p), MIN_BLOCK - HDR);
+    expect_consistent(s);
+}
+
+/* ------------------------------------------------------------ statistics */
+
+typedef struct expect_stats {
+    size_t requested;
+    size_t min_free;
+    size_t peak;
+    size_t allocs;
+    size_t frees;
+    size_t reallocs;
+    size_t fails;
+} want_stats_t;
+
+/* Walk totals: free bytes and usable bytes of used blocks. */
+static void walk_totals(hk_seqfit_t *s, size_t *free_bytes, size_t *granted)
+{
+    const walk_log_t *w = walk(s);
+    size_t i;
+    *free_bytes = 0;
+    *granted = 0;
+    for (i = 0; i < w->n; i++) {
+        if (w->b[i].used) {
+            *granted += w->b[i].usable;
+        } else {
+            *free_bytes += w->b[i].size;
+        }
+    }
+}
+
+static void note_level(want_stats_t *e, size_t free_bytes, size_t granted)
+{
+    e->min_free = free_bytes < e->min_free ? free_bytes : e->min_free;
+    e->peak = granted > e->peak ? granted : e->peak;
+}
+
+static void test_stats_counters(void **state)
+{
+    hk_seqfit_t *s = make_at(g_arena.bytes, 32768, policy_of(state));
+    hk_heap_t *h = hk_seqfit_heap(s);
+    want_stats_t e;
+    void *live[64];
+    size_t len[64];
+    size_t nlive = 0;
+    size_t op;
+    size_t free_bytes;
+    size_t granted;
+
+    memset(&e, 0, sizeof(e));
+    e.min_free = stats(s).capacity;
+    g_rng = 0xC0FFEEu + (uint64_t)policy_of(state);
+    for (op = 0; op < 4000; op++) {
+        size_t x = below(100);
+        size_t n = below(6) == 0 ? 1000 + below(6000) : below(400);
+        size_t free_before;
+        size_t granted_before;
+        hk_stats_t st;
+        walk_totals(s, &free_before, &granted_before);
+        if (nlive < 64 && (nlive == 0 || x < 45)) {
+            void *p = (x % 5 == 0) ? hk_aligned_alloc(h, (size_t)32 << below(6), n) : hk_malloc(h, n);
+            if (p == NULL) {
+                e.fails++;
+            } else {
+                e.allocs++;
+                e.requested += n;
+                len[nlive] = n;
+                live[nlive++] = p;
+            }
+        } else if (x < 65) {
+            size_t k = below(nlive);
+            void *p = hk_realloc(h, live[k], n);
+            if (n == 0) {
+                assert_null(p);
+                e.frees++;
+                e.requested -= len[k];
+                live[k] = live[--nlive];
+                len[k] = len[nlive];
+            } else if (p == NULL) {
+                e.fails++;
+            } else {
+                e.reallocs++;
+                e.requested += n - len[k];
+                if (p != live[k]) {
+                    /* Moved: the new block was live next to the old one for a moment. */
+                    e.allocs++;
+                    e.frees++;
+                    note_level(&e, free_before - (hk_usable_size(h, p) + HDR), granted_before + hk_usable_size(h, p));
+                }
+                live[k] = p;
+                len[k] = n;
+            }
+        } else {
+            size_t k = below(nlive);
+            hk_free(h, live[k]);
+            e.frees++;
+            e.requested -= len[k];
+            live[k] = live[--nlive];
+            len[k] = len[nlive];
+        }
+        walk_totals(s, &free_bytes, &granted);
+        note_level(&e, free_bytes, granted);
+        hk_get_stats(h, &st);
+        assert_int_equal(st.used_requested, e.requested);
+        assert_int_equal(st.used_granted, granted);
+        assert_int_equal(st.free_bytes, free_bytes);
+        assert_int_equal(st.min_ever_free, e.min_free);
+        assert_int_equal(st.peak_used, e.peak);
+        assert_int_equal(st.used_blocks, nlive);
+        assert_int_equal(st.alloc_count, e.allocs);
+        assert_int_equal(st.free_count, e.frees);
+        assert_int_equal(st.realloc_count, e.reallocs);
+        assert_int_equal(st.fail_count, e.fails);
+        assert_int_equal(st.capacity, free_bytes + granted + HDR * nlive);
+        assert_int_equal(hk_check(h), 0);
+    }
+    expect_consistent(s);
+    free_all(s, live, nlive);
+    expect_empty(s);
+    assert_int_equal(stats(s).min_ever_free, e.min_free);
+    assert_int_equal(stats(s).peak_used, e.peak);
+}
+
+static void test_huge_requests(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    hk_stats_t before = stats(s);
+    hk_stats_t after;
+    size_t k;
+    size_t fails = 0;
+    void *p;
+
+    for (k = 0; k <= 64; k++) {
+        assert_null(hk_seqfit_malloc(s, SIZE_MAX - k));
+        assert_null(hk_seqfit_malloc(s, (size_t)HK_TAG_MAX_SPAN - k));
+        fails += 2;
+    }
+    assert_null(hk_seqfit_malloc(s, SIZE_MAX / 2 + 1));
+    assert_null(hk_seqfit_malloc(s, before.capacity - HDR + 1));
+    assert_null(hk_calloc(hk_seqfit_heap(s), SIZE_MAX / 2 + 1, 3));
+    fails += 3;
+    after = stats(s);
+    assert_int_equal(after.fail_count, fails);
+    after.fail_count = before.fail_count;
+    assert_memory_equal(&after, &before, sizeof(before));
+    assert_int_equal(counters(s).grows + counters(s).reuses + counters(s).requested, 0);
+
+    /* The whole span in one block: the top is used up. */
+    p = must_malloc(s, before.capacity - HDR);
+    assert_int_equal(off(p), 0);
+    assert_int_equal(hk_seqfit_usable_size(s, p), before.capacity - HDR);
+    assert_int_equal(stats(s).free_blocks, 0);
+    assert_int_equal(stats(s).free_bytes, 0);
+    assert_int_equal(stats(s).min_ever_free, 0);
+    assert_int_equal(stats(s).largest_free, 0);
+    assert_int_equal(stats(s).smallest_free, 0);
+    assert_int_equal(counters(s).max_heap, before.capacity);
+    assert_int_equal(counters(s).grows, 1);
+    assert_int_equal(counters(s).splits, 0);
+    assert_null(hk_seqfit_malloc(s, 0));
+    expect_consistent(s);
+    hk_seqfit_free(s, p);
+    expect_empty(s);
+}
+
+/* ----------------------------------------------------------------- misuse */
+
+typedef struct misuse_log {
+    hk_error_t last;
+    const void *ptr;
+    unsigned count;
+} misuse_log_t;
+
+static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
+{
+    misuse_log_t *log = (misuse_log_t *)ctx;
+    (void)heap;
+    log->last = error;
+    log->ptr = ptr;
+    log->count++;
+}
+
+static void test_misuse(void **state)
+{
+    hk_seqfit_t *s = make(policy_of(state));
+    misuse_log_t log = {(hk_error_t)0, NULL, 0};
+    hk_hooks_t hooks = {NULL, NULL, on_error, NULL};
+    hk_stats_t before;
+    void *a;
+    void *b;
+    int local = 0;
+
+    hooks.ctx = &log;
+    hk_set_hooks(hk_seqfit_heap(s), &hooks);
+    a = must_malloc(s, 100);
+    b = must_malloc(s, 100);
+    must_malloc(s, 100);
+    hk_seqfit_free(s, a);
+    hk_seqfit_free(s, NULL);
+    assert_int_equal(hk_seqfit_usable_size(s, NULL), 0);
+    before = stats(s);
+
+    hk_seqfit_free(s, a);
+    assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    assert_ptr_equal(log.ptr, a);
+    hk_seqfit_free(s, &local);
+    assert_int_equal(log.last, HK_ERR_FOREIGN_PTR);
+    /* b's own bytes in front of the interior pointer must not look like a tag (stale ones would: double free). */
+    fill(b, 100, 0x55);
+    hk_seqfit_free(s, (unsigned char *)b + HK_ALIGN);
+    assert_int_equal(log.last, HK_ERR_INTERIOR_PTR);
+    hk_seqfit_free(s, (unsigned char *)b + 1);
+    assert_int_equal(log.last, HK_ERR_INTERIOR_PTR);
+    assert_null(hk_seqfit_realloc(s, a, 10));
+    assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    assert_int_equal(hk_seqfit_usable_size(s, a), 0);
+    assert_int_equal(log.count, 6);
+    assert_int_equal(stats(s).error_count, before.error_count + 6);
+    /* Double free after the block merged with its free neighbour. */
+    hk_seqfit_free(s, b);
+    hk_seqfit_free(s, b);
+    assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    assert_int_equal(log.count, 7);
+    assert_int_equal(hk_seqfit_check(s), 0);
+}
+
+/* One entry per policy, named test/policy. */
+#define WITH_POLICY(fn, k) {#fn "/" #k, fn, NULL, NULL, &k_policy[HK_SEQFIT_##k]}
+#define EACH_POLICY(fn) WITH_POLICY(fn, FIRST), WITH_POLICY(fn, NEXT), WITH_POLICY(fn, BEST), WITH_POLICY(fn, WORST)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_init_rejects),
+        EACH_POLICY(test_init_state),
+        cmocka_unit_test(test_init_misaligned),
+        EACH_POLICY(test_gross_sizes),
+        EACH_POLICY(test_placement),
+        EACH_POLICY(test_placement_falls_to_top),
+        cmocka_unit_test(test_next_fit_rover),
+        EACH_POLICY(test_top),
+        EACH_POLICY(test_split_threshold),
+        EACH_POLICY(test_coalesce),
+        cmocka_unit_test(test_cse3320_fragmentation),
+        cmocka_unit_test(test_heap4_first_fit_by_hand),
+        WITH_POLICY(test_model_placement, FIRST),
+        WITH_POLICY(test_model_placement, BEST),
+        WITH_POLICY(test_model_placement, WORST),
+        cmocka_unit_test(test_next_fit_stress),
+        cmocka_unit_test(test_realloc_paths),
+        cmocka_unit_test(test_aligned_from_top),
+        cmocka_unit_test(test_aligned_from_list),
+        cmocka_unit_test(test_aligned_edges),
+        EACH_POLICY(test_stats_counters),
+        EACH_POLICY(test_huge_requests),
+        EACH_POLICY(test_misuse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1217 @@
+/*
+ * Unit tests for tlsf (src/tlsf.c): the list mapping as far as behaviour
+ * shows it (the own-list try, rounding up past a too-small block, the bitmap
+ * search across first levels), the sl_log2 configuration, immediate
+ * coalescing, splitting, realloc, aligned_alloc, malloc(0), hopeless sizes,
+ * the hk_stats_t counters and geometry, many free blocks, misuse and a
+ * seeded random stress with check() after every operation.
+ *
+ * Expected addresses are offsets from the first block, derived from the
+ * layout in src/tagged.h (8-byte tag, gross sizes rounded to HK_ALIGN and at
+ * least HK_TAG_MIN_BLOCK) and, for the list tests, from the mapping the
+ * header comment of src/tlsf.c describes: sizes below 2^(sl_log2 +
+ * log2 HK_ALIGN) map linearly, above that [2^f, 2^(f+1)) is cut into
+ * 2^sl_log2 lists of 2^(f - sl_log2) bytes. Fresh heaps carve blocks from the
+ * start of their single free block, so consecutive mallocs sit side by side.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "heapkit/tlsf.h"
+#include "tagged.h"
+
+#define ARENA_SIZE (128u * 1024u)
+#define MAX_BLOCKS 8192u
+#define HDR HK_TAG_HDR
+#define MIN_BLOCK HK_TAG_MIN_BLOCK
+
+static union {
+    unsigned char bytes[ARENA_SIZE + 64u];
+    long double ld;
+    void *p;
+    uint64_t u;
+} g_arena;
+
+typedef struct walk_log {
+    hk_block_info_t b[MAX_BLOCKS];
+    size_t n;
+} walk_log_t;
+
+static walk_log_t g_walk;
+static uintptr_t g_base; /* start of the first block of the heap under test */
+
+static unsigned k_sl[6] = {0, 1, 2, 3, 4, 5};
+
+static unsigned sl_of(void **state) { return *(const unsigned *)*state; }
+
+static size_t gross_of(size_t request)
+{
+    size_t g = (request + HDR + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u);
+    return g < MIN_BLOCK ? MIN_BLOCK : g;
+}
+
+static uintptr_t align_up(uintptr_t x, uintptr_t a) { return (x + a - 1u) & ~(a - 1u); }
+
+static unsigned log2_floor(size_t x)
+{
+    unsigned r = 0;
+    while (x >>= 1) {
+        r++;
+    }
+    return r;
+}
+
+/* First size outside the linear lists. */
+static size_t small_limit(unsigned sl) { return (size_t)1 << (sl + log2_floor(HK_ALIGN)); }
+
+/* Width of the list a size falls in. */
+static size_t list_width(size_t size, unsigned sl)
+{
+    return size < small_limit(sl) ? (size_t)HK_ALIGN : (size_t)1 << (log2_floor(size) - sl);
+}
+
+/* A size rounded up to the start of the next list (unchanged on a boundary): every block there fits it. */
+static size_t list_round(size_t size, unsigned sl)
+{
+    size_t w = list_width(size, sl);
+    return (size + w - 1u) & ~(w - 1u);
+}
+
+static void collect(void *ctx, const hk_block_info_t *info)
+{
+    walk_log_t *w = (walk_log_t *)ctx;
+    if (w->n < MAX_BLOCKS) {
+        w->b[w->n] = *info;
+    }
+    w->n++;
+}
+
+static const walk_log_t *walk(hk_tlsf_t *t)
+{
+    g_walk.n = 0;
+    hk_tlsf_walk(t, collect, &g_walk);
+    assert_true(g_walk.n >= 1 && g_walk.n <= MAX_BLOCKS);
+    return &g_walk;
+}
+
+static hk_tlsf_t *make_at(void *arena, size_t size, unsigned sl)
+{
+    hk_tlsf_config_t cfg;
+    hk_status_t st = HK_EINVAL;
+    hk_tlsf_t *t;
+    cfg.sl_log2 = sl;
+    t = hk_tlsf_init(arena, size, &cfg, &st);
+    assert_int_equal(st, HK_OK);
+    assert_non_null(t);
+    g_base = (uintptr_t)walk(t)->b[0].start;
+    return t;
+}
+
+static hk_tlsf_t *make(unsigned sl) { return make_at(g_arena.bytes, ARENA_SIZE, sl); }
+
+static size_t off(const void *payload) { return (size_t)((uintptr_t)payload - HDR - g_base); }
+
+static void *at(size_t block_off) { return (void *)(g_base + block_off + HDR); }
+
+static hk_stats_t stats(hk_tlsf_t *t)
+{
+    hk_stats_t st;
+    hk_tlsf_get_stats(t, &st);
+    return st;
+}
+
+static void *must_malloc(hk_tlsf_t *t, size_t n)
+{
+    void *p = hk_tlsf_malloc(t, n);
+    assert_non_null(p);
+    return p;
+}
+
+typedef struct blk {
+    size_t off;
+    size_t size;
+    int used;
+} blk_t;
+
+#define REST 0u /* expected size: up to the end of the span */
+
+static void expect_layout(hk_tlsf_t *t, const blk_t *exp, size_t n)
+{
+    size_t capacity = stats(t).capacity;
+    const walk_log_t *w = walk(t);
+    size_t i;
+    assert_int_equal(w->n, n);
+    for (i = 0; i < n; i++) {
+        assert_int_equal((uintptr_t)w->b[i].start - g_base, exp[i].off);
+        assert_int_equal(w->b[i].size, exp[i].size == REST ? capacity - exp[i].off : exp[i].size);
+        assert_int_equal(w->b[i].used, exp[i].used);
+    }
+}
+
+/* Is the block starting at this offset free? */
+static int free_at(hk_tlsf_t *t, size_t block_off)
+{
+    const walk_log_t *w = walk(t);
+    size_t i;
+    for (i = 0; i < w->n; i++) {
+        if ((uintptr_t)w->b[i].start - g_base == block_off) {
+            return !w->b[i].used;
+        }
+    }
+    return 0;
+}
+
+/* check() passes, no two free blocks touch, and the counters agree with a walk. */
+static void expect_consistent(hk_tlsf_t *t)
+{
+    hk_stats_t st;
+    const walk_log_t *w;
+    size_t i;
+    size_t free_bytes = 0;
+    size_t used_gross = 0;
+    size_t granted = 0;
+    size_t used = 0;
+    size_t nfree = 0;
+    size_t largest = 0;
+    size_t smallest = 0;
+
+    assert_int_equal(hk_tlsf_check(t), 0);
+    st = stats(t);
+    w = walk(t);
+    for (i = 0; i < w->n; i++) {
+        const hk_block_info_t *b = &w->b[i];
+        assert_int_equal((uintptr_t)b->payload % HK_ALIGN, 0);
+        assert_true(b->size >= MIN_BLOCK && b->size % HK_ALIGN == 0);
+        if (i > 0) {
+            assert_int_equal((uintptr_t)w->b[i - 1u].start + w->b[i - 1u].size, (uintptr_t)b->start);
+        }
+        if (b->used) {
+            used++;
+            used_gross += b->size;
+            granted += b->usable;
+            assert_int_equal(hk_tlsf_usable_size(t, b->payload), b->size - HDR);
+        } else {
+            assert_true(i == 0 || w->b[i - 1u].used); /* immediate coalescing */
+            nfree++;
+            free_bytes += b->size;
+            largest = b->size > largest ? b->size : largest;
+            smallest = (smallest == 0 || b->size < smallest) ? b->size : smallest;
+        }
+    }
+    assert_int_equal(st.capacity, free_bytes + used_gross);
+    assert_int_equal(st.free_bytes, free_bytes);
+    assert_int_equal(st.used_granted, granted);
+    assert_int_equal(st.used_blocks, used);
+    assert_int_equal(st.free_blocks, nfree);
+    assert_int_equal(st.largest_free, largest);
+    assert_int_equal(st.smallest_free, smallest);
+    assert_true(st.used_requested <= st.used_granted);
+    assert_true(st.min_ever_free <= st.free_bytes);
+    assert_true(st.peak_used >= st.used_granted);
+}
+
+static void expect_empty(hk_tlsf_t *t)
+{
+    hk_stats_t st = stats(t);
+    const walk_log_t *w;
+    expect_consistent(t);
+    w = walk(t);
+    assert_int_equal(w->n, 1);
+    assert_false(w->b[0].used);
+    assert_int_equal(w->b[0].size, st.capacity);
+    assert_int_equal(st.free_blocks, 1);
+    assert_int_equal(st.used_blocks, 0);
+    assert_int_equal(st.free_bytes, st.capacity);
+    assert_int_equal(st.largest_free, st.capacity);
+    assert_int_equal(st.smallest_free, st.capacity);
+    assert_int_equal(st.used_requested + st.used_granted + st.error_count, 0);
+}
+
+/* Allocate every free byte left, block by block; returns how many blocks that took. */
+static size_t fill_rest(hk_tlsf_t *t, void **out, size_t max)
+{
+    size_t n = 0;
+    size_t largest;
+    while ((largest = stats(t).largest_free) != 0) {
+        assert_true(n < max);
+        out[n] = hk_tlsf_malloc(t, largest - HDR);
+        assert_non_null(out[n]);
+        assert_int_equal(hk_tlsf_usable_size(t, out[n]), largest - HDR);
+        n++;
+    }
+    assert_int_equal(stats(t).free_bytes, 0);
+    return n;
+}
+
+static void fill(void *p, size_t n, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        ((unsigned char *)p)[i] = (unsigned char)(seed + i * 31u);
+    }
+}
+
+static int intact(const void *p, size_t n, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (((const unsigned char *)p)[i] != (unsigned char)(seed + i * 31u)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static uint64_t g_rng;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static size_t below(size_t n) { return (size_t)(rnd() % n); }
+
+/* ------------------------------------------------------------ init, config */
+
+static void test_config(void **state)
+{
+    hk_tlsf_config_t cfg;
+    hk_status_t st;
+    hk_tlsf_t *t;
+    size_t capacity[6];
+    unsigned sl;
+    (void)state;
+
+    for (sl = 0; sl <= 5; sl++) {
+        t = make(sl);
+        capacity[sl] = stats(t).capacity;
+        assert_true(capacity[sl] < ARENA_SIZE && capacity[sl] + 4096u > ARENA_SIZE);
+        expect_empty(t);
+        assert_string_equal(hk_name(hk_tlsf_heap(t)), "tlsf");
+    }
+    /* sl_log2 0 is the default: same control block as HK_TLSF_SL_LOG2 and as no config at all. */
+    assert_int_equal(capacity[0], capacity[HK_TLSF_SL_LOG2]);
+    st = HK_EINVAL;
+    t = hk_tlsf_init(g_arena.bytes, ARENA_SIZE, NULL, &st);
+    assert_int_equal(st, HK_OK);
+    assert_non_null(t);
+    assert_int_equal(stats(t).capacity, capacity[0]);
+    /* More second-level lists cost list heads. */
+    for (sl = 1; sl < 5; sl++) {
+        assert_true(capacity[sl] >= capacity[sl + 1u]);
+    }
+    assert_true(capacity[1] > capacity[5]);
+
+    for (sl = 6; sl <= 40; sl += 17) {
+        cfg.sl_log2 = sl;
+        st = HK_OK;
+        assert_null(hk_tlsf_init(g_arena.bytes, ARENA_SIZE, &cfg, &st));
+        assert_int_equal(st, HK_EINVAL);
+    }
+    cfg.sl_log2 = 4;
+    st = HK_OK;
+    assert_null(hk_tlsf_init(NULL, ARENA_SIZE, &cfg, &st));
+    assert_int_equal(st, HK_EINVAL);
+    assert_null(hk_tlsf_init(NULL, ARENA_SIZE, NULL, NULL));
+    st = HK_OK;
+    assert_null(hk_tlsf_init(g_arena.bytes, 0, &cfg, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_tlsf_init(g_arena.bytes, 100, NULL, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    assert_null(hk_tlsf_init(g_arena.bytes + 3, 5, NULL, NULL));
+}
+
+static void test_min_arena(void **state)
+{
+    unsigned sl = sl_of(state);
+    hk_tlsf_config_t cfg;
+    hk_status_t st;
+    size_t n;
+    size_t min_size = 0;
+    hk_tlsf_t *t;
+
+    cfg.sl_log2 = sl;
+    for (n = 1; n <= 4096u && min_size == 0; n++) {
+        st = HK_OK;
+        if (hk_tlsf_init(g_arena.bytes, n, &cfg, &st) != NULL) {
+            assert_int_equal(st, HK_OK);
+            min_size = n;
+        } else {
+            assert_int_equal(st, HK_ETOOSMALL);
+        }
+    }
+    assert_true(min_size > 0 && min_size < 4096u);
+    t = make_at(g_arena.bytes, min_size, sl);
+    assert_int_equal(stats(t).capacity, MIN_BLOCK);
+    assert_non_null(hk_tlsf_malloc(t, MIN_BLOCK - HDR));
+    assert_null(hk_tlsf_malloc(t, 0));
+    expect_consistent(t);
+}
+
+static void test_misaligned_arena(void **state)
+{
+    unsigned sl = sl_of(state);
+    size_t shift;
+    for (shift = 1; shift < 2u * HK_ALIGN; shift++) {
+        unsigned char *arena = g_arena.bytes + shift;
+        hk_tlsf_t *t = make_at(arena, 16384, sl);
+        void *p[10];
+        size_t i;
+        const walk_log_t *w;
+        assert_true((uintptr_t)t >= (uintptr_t)arena);
+        assert_int_equal((uintptr_t)t % sizeof(void *), 0);
+        for (i = 0; i < 10; i++) {
+            p[i] = must_malloc(t, 1 + i * 101u);
+            assert_int_equal((uintptr_t)p[i] % HK_ALIGN, 0);
+            fill(p[i], 1 + i * 101u, (unsigned)i);
+        }
+        w = walk(t);
+        assert_true((uintptr_t)w->b[0].start > (uintptr_t)t);
+        assert_true((uintptr_t)w->b[w->n - 1u].start + w->b[w->n - 1u].size + HDR <= (uintptr_t)arena + 16384u);
+        expect_consistent(t);
+        for (i = 0; i < 10; i++) {
+            assert_true(intact(p[i], 1 + i * 101u, (unsigned)i));
+            hk_tlsf_free(t, p[i]);
+        }
+        expect_empty(t);
+    }
+}
+
+/* ------------------------------------------------------------ list mapping */
+
+static void test_own_list_head(void **state)
+{
+    unsigned sl = sl_of(state);
+    hk_tlsf_t *t = make(sl);
+    /* Y starts a list two ALIGN steps wide; S = Y + HK_ALIGN lies inside it, not on a boundary. */
+    size_t y = small_limit(sl) * 2u;
+    size_t s = y + HK_ALIGN;
+    size_t rest_off = s + MIN_BLOCK + y + MIN_BLOCK;
+    void *x;
+    void *yb;
+    void *p;
+
+    assert_int_equal(list_width(s, sl), 2u * HK_ALIGN);
+    assert_int_equal(list_width(y, sl), 2u * HK_ALIGN);
+    x = must_malloc(t, s - HDR);
+    must_malloc(t, 0);
+    yb = must_malloc(t, y - HDR);
+    must_malloc(t, 0);
+    assert_int_equal(off(x), 0);
+    assert_int_equal(off(yb), s + MIN_BLOCK);
+    assert_int_equal(stats(t).free_blocks, 1);
+
+    /* The head of the request's own list fits: taken although rounding up would skip its list. */
+    hk_tlsf_free(t, x);
+    assert_int_equal(stats(t).free_blocks, 2);
+    p = must_malloc(t, s - HDR);
+    assert_ptr_equal(p, x);
+    assert_int_equal(hk_tlsf_usable_size(t, p), s - HDR);
+    assert_int_equal(stats(t).free_blocks, 1);
+    expect_consistent(t);
+
+    /* Same list, but the block there is 8 bytes short: the search rounds up and goes on. */
+    hk_tlsf_free(t, yb);
+    p = must_malloc(t, s - HDR);
+    assert_int_equal(off(p), rest_off);
+    assert_true(free_at(t, s + MIN_BLOCK));
+    expect_consistent(t);
+
+    /* An exact fit for the short block finds it. */
+    p = must_malloc(t, y - HDR);
+    assert_ptr_equal(p, yb);
+    assert_int_equal(stats(t).free_blocks, 1);
+    expect_consistent(t);
+}
+
+static void test_bitmap_search(void **state)
+{
+    unsigned sl = sl_of(state);
+    hk_tlsf_t *t = make(sl);
+    void *small[4];
+    void *z;
+    void *rest[64];
+    void *p;
+    size_t i;
+    size_t fails;
+    hk_stats_t st;
+
+    for (i = 0; i < 4; i++) {
+        small[i] = must_malloc(t, 0); /* 32 bytes each at 0, 32, 64, 96 */
+        assert_int_equal(off(small[i]), i * MIN_BLOCK);
+    }
+    z = must_malloc(t, 16384 - HDR); /* @128 */
+    assert_int_equal(off(z), 4u * MIN_BLOCK);
+    must_malloc(t, 0);
+    fill_rest(t, rest, 64);
+    hk_tlsf_free(t, small[0]);
+    hk_tlsf_free(t, small[2]);
+    hk_tlsf_free(t, z);
+    st = stats(t);
+    assert_int_equal(st.free_blocks, 3);
+    assert_int_equal(st.largest_free, 16384);
+    assert_int_equal(st.smallest_free, MIN_BLOCK);
+    assert_true(log2_floor(16384) - log2_floor(gross_of(100)) >= 6);
+
+    /* Nothing in the lists at or above 112 bytes until the 16 KiB block, first levels further up. */
+    p = must_malloc(t, 100);
+    assert_ptr_equal(p, z);
+    st = stats(t);
+    assert_int_equal(st.largest_free, 16384 - gross_of(100));
+    assert_int_equal(st.smallest_free, MIN_BLOCK);
+    assert_int_equal(st.free_blocks, 3);
+    expect_consistent(t);
+
+    /* A minimum request is served from a 32-byte block, not by cutting the big one. */
+    p = must_malloc(t, 0);
+    assert_true(off(p) == 0 || off(p) == 2u * MIN_BLOCK);
+    assert_int_equal(stats(t).largest_free, 16384 - gross_of(100));
+
+    /* The remaining big block, found by an exact request; then nothing is left that fits. */
+    fails = stats(t).fail_count;
+    assert_null(hk_tlsf_malloc(t, 16384 - gross_of(100) - HDR + 1));
+    assert_int_equal(stats(t).fail_count, fails + 1);
+    p = must_malloc(t, 16384 - gross_of(100) - HDR);
+    assert_int_equal(off(p), 4u * MIN_BLOCK + gross_of(100));
+    assert_int_equal(stats(t).free_blocks, 1);
+    assert_null(hk_tlsf_malloc(t, MIN_BLOCK));
+    expect_consistent(t);
+}
+
+/* ----------------------------------------------- coalescing and splitting */
+
+static void test_coalesce_neighbours(void **state)
+{
+    hk_tlsf_t *t = make(sl_of(state));
+    void *p[7];
+    size_t i;
+    for (i = 0; i < 6; i++) {
+        p[i] = must_malloc(t, 88); /* 96 each at 0, 96, ..., 480 */
+        assert_int_equal(off(p[i]), i * 96u);
+    }
+    p[6] = must_malloc(t, 40); /* @576, the free rest from 624 */
+
+    hk_tlsf_free(t, p[1]);
+    assert_int_equal(stats(t).coalesce_count, 0);
+    hk_tlsf_free(t, p[2]); /* left neighbour free */
+    assert_int_equal(stats(t).coalesce_count, 1);
+    {
+        static const blk_t layout[7] = {{0, 96, 1},   {96, 192, 0}, {288, 96, 1}, {384, 96, 1},
+                                        {480, 96, 1}, {576, 48, 1}, {624, REST, 0}};
+        expect_layout(t, layout, 7);
+    }
+    hk_tlsf_free(t, p[4]);
+    assert_int_equal(stats(t).coalesce_count, 1);
+    assert_int_equal(stats(t).free_blocks, 3);
+    hk_tlsf_free(t, p[3]); /* both */
+    assert_int_equal(stats(t).coalesce_count, 3);
+    {
+        static const blk_t layout[5] = {{0, 96, 1}, {96, 384, 0}, {480, 96, 1}, {576, 48, 1}, {624, REST, 0}};
+        expect_layout(t, layout, 5);
+    }
+    hk_tlsf_free(t, p[0]); /* right */
+    assert_int_equal(stats(t).coalesce_count, 4);
+    hk_tlsf_free(t, p[5]); /* left */
+    assert_int_equal(stats(t).coalesce_count, 5);
+    assert_int_equal(stats(t).free_blocks, 2);
+    hk_tlsf_free(t, p[6]); /* both */
+    assert_int_equal(stats(t).coalesce_count, 7);
+    assert_int_equal(stats(t).split_count, 7); /* every malloc cut its block from the big one */
+    expect_empty(t);
+}
+
+/* After any free no two free blocks touch; freeing everything leaves one block of the whole capacity. */
+static void test_immediate_coalescing(void **state)
+{
+    hk_tlsf_t *t = make_at(g_arena.bytes, 32768, sl_of(state));
+    void *live[128];
+    size_t nlive = 0;
+    size_t op;
+
+    g_rng = 0xC0A1E5CEu + sl_of(state);
+    for (op = 0; op < 5000; op++) {
+        if (nlive < 128 && (nlive == 0 || below(100) < 55)) {
+            void *p = hk_tlsf_malloc(t, below(5) == 0 ? below(3000) : below(120));
+            if (p != NULL) {
+                live[nlive++] = p;
+            }
+        } else {
+            size_t k = below(nlive);
+            const walk_log_t *w;
+            size_t i;
+            hk_tlsf_free(t, live[k]);
+            live[k] = live[--nlive];
+            w = walk(t);
+            for (i = 1; i < w->n; i++) {
+                assert_false(!w->b[i].used && !w->b[i - 1u].used);
+            }
+        }
+    }
+    expect_consistent(t);
+    while (nlive > 0) {
+        hk_tlsf_free(t, live[--nlive]);
+    }
+    expect_empty(t);
+}
+
+static void test_split_rules(void **state)
+{
+    hk_tlsf_t *t = make(sl_of(state));
+    void *rest[64];
+    void *f;
+    void *p;
+    size_t splits;
+
+    must_malloc(t, 40);
+    f = must_malloc(t, 1024 - HDR); /* 1024 @48 */
+    must_malloc(t, 40);
+    fill_rest(t, rest, 64);
+    hk_tlsf_free(t, f);
+    assert_int_equal(stats(t).free_blocks, 1);
+    splits = stats(t).split_count;
+
+    /* A remainder of MIN_BLOCK - HK_ALIGN cannot be a block: the request gets all 1024 bytes. */
+    p = must_malloc(t, 1024 - (MIN_BLOCK - HK_ALIGN) - HDR);
+    assert_ptr_equal(p, f);
+    assert_int_equal(hk_tlsf_usable_size(t, p), 1024 - HDR);
+    assert_int_equal(stats(t).split_count, splits);
+    assert_int_equal(stats(t).free_blocks, 0);
+    assert_int_equal(stats(t).used_requested + (MIN_BLOCK - HK_ALIGN), stats(t).used_granted);
+    expect_consistent(t);
+    hk_tlsf_free(t, p);
+
+    /* A remainder of exactly MIN_BLOCK is split off and stays free. */
+    p = must_malloc(t, 1024 - MIN_BLOCK - HDR);
+    assert_ptr_equal(p, f);
+    assert_int_equal(hk_tlsf_usable_size(t, p), 1024 - MIN_BLOCK - HDR);
+    assert_int_equal(stats(t).split_count, splits + 1);
+    assert_int_equal(stats(t).free_blocks, 1);
+    assert_int_equal(stats(t).largest_free, MIN_BLOCK);
+    assert_true(free_at(t, 48 + 1024 - MIN_BLOCK));
+    expect_consistent(t);
+}
+
+/* -------------------------------------------------------------- realloc */
+
+static void test_realloc_paths(void **state)
+{
+    hk_tlsf_t *t = make(sl_of(state));
+    hk_stats_t st;
+    void *a = must_malloc(t, 40);
+    void *p = must_malloc(t, 184);
+    void *c = must_malloc(t, 40);
+    void *q;
+    void *r;
+
+    /* Shrink with a split; C keeps the 96-byte rest apart from the free space. */
+    fill(p, 184, 1);
+    assert_ptr_equal(hk_tlsf_realloc(t, p, 88), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), 88);
+    assert_true(intact(p, 88, 1));
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 96, 1}, {144, 96, 0}, {240, 48, 1}, {288, REST, 0}};
+        expect_layout(t, layout, 5);
+    }
+    assert_int_equal(stats(t).realloc_count, 1);
+    assert_int_equal(stats(t).used_requested, 40 + 88 + 40);
+    expect_consistent(t);
+
+    /* Shrink by less than a block: nothing moves. */
+    assert_ptr_equal(hk_tlsf_realloc(t, p, 72), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), 88);
+    assert_int_equal(stats(t).used_requested, 40 + 72 + 40);
+
+    /* Grow into the free neighbour, giving back what is not needed. */
+    st = stats(t);
+    assert_ptr_equal(hk_tlsf_realloc(t, p, 152), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), 152);
+    assert_true(intact(p, 72, 1));
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, REST, 0}};
+        expect_layout(t, layout, 5);
+    }
+    assert_int_equal(stats(t).coalesce_count, st.coalesce_count + 1);
+    assert_int_equal(stats(t).split_count, st.split_count + 1);
+    assert_ptr_equal(hk_tlsf_realloc(t, p, 184), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), 184);
+    assert_int_equal(stats(t).free_blocks, 1);
+    expect_consistent(t);
+
+    /* Blocked: moved, content kept, old block freed. */
+    fill(p, 184, 2);
+    st = stats(t);
+    q = hk_tlsf_realloc(t, p, 392);
+    assert_int_equal(off(q), 288);
+    assert_true(intact(q, 184, 2));
+    assert_int_equal(stats(t).alloc_count, st.alloc_count + 1);
+    assert_int_equal(stats(t).free_count, st.free_count + 1);
+    assert_int_equal(stats(t).realloc_count, st.realloc_count + 1);
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 400, 1}, {688, REST, 0}};
+        expect_layout(t, layout, 5);
+    }
+
+    /* Grow into the big free block behind it. */
+    assert_ptr_equal(hk_tlsf_realloc(t, q, 1000), q);
+    assert_int_equal(hk_tlsf_usable_size(t, q), 1000);
+    assert_true(intact(q, 184, 2));
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 1008, 1}, {1296, REST, 0}};
+        expect_layout(t, layout, 5);
+    }
+
+    /* Shrink next to a free block: the cut-off tail merges into it. */
+    st = stats(t);
+    assert_ptr_equal(hk_tlsf_realloc(t, q, 392), q);
+    {
+        static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 400, 1}, {688, REST, 0}};
+        expect_layout(t, layout, 5);
+    }
+    assert_int_equal(stats(t).coalesce_count, st.coalesce_count + 1);
+    assert_int_equal(stats(t).free_blocks, 2);
+
+    /* realloc(NULL, n) is malloc: the smallest list that fits is the 192-byte hole's. */
+    st = stats(t);
+    r = hk_tlsf_realloc(t, NULL, 40);
+    assert_int_equal(off(r), 48);
+    assert_int_equal(stats(t).alloc_count, st.alloc_count + 1);
+    /* realloc(p, 0) frees. */
+    assert_null(hk_tlsf_realloc(t, r, 0));
+    assert_int_equal(stats(t).free_count, st.free_count + 1);
+    assert_int_equal(stats(t).used_blocks, 3);
+    expect_consistent(t);
+
+    /* Failed reallocs leave the block alone. */
+    st = stats(t);
+    assert_null(hk_tlsf_realloc(t, q, SIZE_MAX));
+    assert_null(hk_tlsf_realloc(t, q, SIZE_MAX - 3));
+    assert_null(hk_tlsf_realloc(t, q, ARENA_SIZE));
+    assert_int_equal(stats(t).fail_count, st.fail_count + 3);
+    assert_int_equal(stats(t).free_bytes, st.free_bytes);
+    assert_int_equal(hk_tlsf_usable_size(t, q), 392);
+    assert_true(intact(q, 184, 2));
+
+    /* A free neighbour too small to grow into: move. */
+    fill(a, 40, 3);
+    r = hk_tlsf_realloc(t, a, 392);
+    assert_non_null(r);
+    assert_true(r != a);
+    assert_true(intact(r, 40, 3));
+    assert_true(free_at(t, 0));
+    expect_consistent(t);
+    hk_tlsf_free(t, c);
+    hk_tlsf_free(t, q);
+    hk_tlsf_free(t, r);
+    expect_empty(t);
+}
+
+/* -------------------------------------------------------- aligned_alloc */
+
+static void test_aligned(void **state)
+{
+    unsigned sl = sl_of(state);
+    size_t alignment;
+    for (alignment = 16; alignment <= 4096; alignment *= 2) {
+        hk_tlsf_t *t = make(sl);
+        void *x = must_malloc(t, 40); /* free space from 48 */
+        uintptr_t payload = g_base + 48 + HDR;
+        uintptr_t expect = align_up(payload, alignment);
+        size_t gap;
+        void *p;
+        hk_stats_t st;
+
+        if (expect != payload && expect - payload < MIN_BLOCK) {
+            expect = align_up(payload + MIN_BLOCK, alignment);
+        }
+        gap = (size_t)(expect - payload);
+        p = hk_tlsf_aligned_alloc(t, alignment, 100);
+        assert_ptr_equal(p, (void *)expect);
+        assert_int_equal((uintptr_t)p % alignment, 0);
+        assert_int_equal(hk_tlsf_usable_size(t, p), gross_of(100) - HDR);
+        st = stats(t);
+        assert_int_equal(st.used_requested, 40 + 100);
+        if (gap != 0) {
+            blk_t layout[4] = {{0, 48, 1}, {48, 0, 0}, {0, 0, 1}, {0, REST, 0}};
+            layout[1].size = gap;
+            layout[2].off = 48 + gap;
+            layout[2].size = gross_of(100);
+            layout[3].off = 48 + gap + gross_of(100);
+            expect_layout(t, layout, 4);
+            assert_true(gap >= MIN_BLOCK);
+            assert_int_equal(st.free_blocks, 2);
+            assert_int_equal(st.split_count, 3); /* x's cut, the gap, p's cut */
+        } else {
+            static const blk_t layout[3] = {{0, 48, 1}, {48, 112, 1}, {160, REST, 0}};
+            expect_layout(t, layout, 3);
+            assert_int_equal(st.free_blocks, 1);
+        }
+        expect_consistent(t);
+        fill(p, 100, 9);
+        hk_tlsf_free(t, x);
+        assert_true(intact(p, 100, 9));
+        hk_tlsf_free(t, p);
+        expect_empty(t);
+    }
+}
+
+static void test_aligned_edges(void **state)
+{
+    static const size_t bad[5][2] = {{24, 10}, {0, 10}, {(size_t)1 << 31, 10}, {4096, SIZE_MAX}, {4096, ARENA_SIZE}};
+    hk_tlsf_t *t = make(sl_of(state));
+    hk_heap_t *h = hk_tlsf_heap(t);
+    size_t fails = 0;
+    size_t i;
+    void *p[64];
+
+    for (i = 0; i < 5; i++) {
+        assert_null(hk_tlsf_aligned_alloc(t, bad[i][0], bad[i][1]));
+        assert_int_equal(stats(t).fail_count, ++fails);
+    }
+    assert_null(hk_aligned_alloc(h, 48, 10));
+    assert_int_equal(stats(t).fail_count, ++fails);
+    expect_empty(t);
+    p[0] = hk_tlsf_aligned_alloc(t, 8, 10);
+    assert_int_equal(off(p[0]), 0);
+    /* Many aligned blocks of mixed alignment: every one aligned, the heap intact throughout. */
+    for (i = 1; i < 64; i++) {
+        size_t alignment = (size_t)16 << (i % 9);
+        p[i] = hk_aligned_alloc(h, alignment, i * 13u);
+        assert_non_null(p[i]);
+        assert_int_equal((uintptr_t)p[i] % alignment, 0);
+        fill(p[i], i * 13u, (unsigned)i);
+        assert_int_equal(hk_tlsf_check(t), 0);
+    }
+    for (i = 1; i < 64; i += 2) {
+        assert_true(intact(p[i], i * 13u, (unsigned)i));
+        hk_tlsf_free(t, p[i]);
+    }
+    expect_consistent(t);
+    for (i = 0; i < 64; i += 2) {
+        hk_tlsf_free(t, p[i]);
+    }
+    expect_empty(t);
+}
+
+/* ------------------------------------------------- malloc(0), huge sizes */
+
+static void test_malloc_zero_unique(void **state)
+{
+    hk_tlsf_t *t = make(sl_of(state));
+    void *p[200];
+    size_t i;
+    for (i = 0; i < 200; i++) {
+        size_t j;
+        p[i] = must_malloc(t, 0);
+        assert_int_equal(hk_tlsf_usable_size(t, p[i]), MIN_BLOCK - HDR);
+        memset(p[i], (int)i, MIN_BLOCK - HDR);
+        for (j = 0; j < i; j++) {
+            uintptr_t a = (uintptr_t)p[i];
+            uintptr_t b = (uintptr_t)p[j];
+            assert_true(a >= b + MIN_BLOCK || b >= a + MIN_BLOCK);
+        }
+    }
+    assert_int_equal(stats(t).used_requested, 0);
+    assert_int_equal(stats(t).used_granted, 200u * (MIN_BLOCK - HDR));
+    for (i = 0; i < 200; i++) {
+        const unsigned char *b = (const unsigned char *)p[i];
+        assert_int_equal(b[0], (unsigned char)i);
+        assert_int_equal(b[MIN_BLOCK - HDR - 1u], (unsigned char)i);
+        hk_tlsf_free(t, p[i]);
+    }
+    expect_empty(t);
+}
+
+static void test_huge_requests(void **state)
+{
+    hk_tlsf_t *t = make(sl_of(state));
+    hk_stats_t before = stats(t);
+    hk_stats_t after;
+    size_t k;
+    size_t fails = 0;
+    void *p;
+
+    for (k = 0; k <= 64; k++) {
+        assert_null(hk_tlsf_malloc(t, SIZE_MAX - k));
+        assert_null(hk_tlsf_malloc(t, (size_t)HK_TAG_MAX_SPAN - k));
+        assert_null(hk_tlsf_aligned_alloc(t, 64, SIZE_MAX - k));
+        fails += 3;
+    }
+    assert_null(hk_tlsf_malloc(t, SIZE_MAX / 2 + 1));
+    assert_null(hk_tlsf_malloc(t, before.capacity - HDR + 1));
+    assert_null(hk_calloc(hk_tlsf_heap(t), 3, SIZE_MAX / 2));
+    fails += 3;
+    after = stats(t);
+    assert_int_equal(after.fail_count, fails);
+    after.fail_count = before.fail_count;
+    assert_memory_equal(&after, &before, sizeof(before));
+
+    p = must_malloc(t, before.capacity - HDR);
+    assert_int_equal(off(p), 0);
+    assert_int_equal(stats(t).free_blocks, 0);
+    assert_int_equal(stats(t).largest_free, 0);
+    assert_int_equal(stats(t).smallest_free, 0);
+    assert_int_equal(stats(t).min_ever_free, 0);
+    assert_null(hk_tlsf_malloc(t, 0));
+    expect_consistent(t);
+    hk_tlsf_free(t, p);
+    expect_empty(t);
+}
+
+/* ------------------------------------------------------------- statistics */
+
+static void walk_totals(hk_tlsf_t *t, size_t *free_bytes, size_t *granted)
+{
+    const walk_log_t *w = walk(t);
+    size_t i;
+    *free_bytes = 0;
+    *granted = 0;
+    for (i = 0; i < w->n; i++) {
+        if (w->b[i].used) {
+            *granted += w->b[i].usable;
+        } else {
+            *free_bytes += w->b[i].size;
+        }
+    }
+}
+
+static void test_stats(void **state)
+{
+    hk_tlsf_t *t = make_at(g_arena.bytes, 32768, sl_of(state));
+    hk_heap_t *h = hk_tlsf_heap(t);
+    void *live[64];
+    size_t len[64];
+    size_t nlive = 0;
+    size_t op;
+    size_t requested = 0;
+    size_t min_free = stats(t).capacity;
+    size_t peak = 0;
+    size_t allocs = 0;
+    size_t frees = 0;
+    size_t reallocs = 0;
+    size_t fails = 0;
+
+    g_rng = 0x57A75u + sl_of(state);
+    for (op = 0; op < 4000; op++) {
+        size_t x = below(100);
+        size_t n = below(6) == 0 ? 1000 + below(6000) : below(400);
+        size_t free_before;
+        size_t granted_before;
+        size_t free_bytes;
+        size_t granted;
+        hk_stats_t st;
+        walk_totals(t, &free_before, &granted_before);
+        if (nlive < 64 && (nlive == 0 || x < 45)) {
+            void *p = (x % 5 == 0) ? hk_aligned_alloc(h, (size_t)32 << below(6), n) : hk_malloc(h, n);
+            if (p == NULL) {
+                fails++;
+            } else {
+                allocs++;
+                requested += n;
+                len[nlive] = n;
+                live[nlive++] = p;
+            }
+        } else if (x < 65) {
+            size_t k = below(nlive);
+            void *p = hk_realloc(h, live[k], n);
+            if (n == 0) {
+                assert_null(p);
+                frees++;
+                requested -= len[k];
+                live[k] = live[--nlive];
+                len[k] = len[nlive];
+            } else if (p == NULL) {
+                fails++;
+            } else {
+                reallocs++;
+                requested += n - len[k];
+                if (p != live[k]) {
+                    size_t u = hk_usable_size(h, p);
+                    allocs++;
+                    frees++;
+                    /* The new block and the old one were both live for a moment. */
+                    min_free = free_before - (u + HDR) < min_free ? free_before - (u + HDR) : min_free;
+                    peak = granted_before + u > peak ? granted_before + u : peak;
+                }
+                live[k] = p;
+                len[k] = n;
+            }
+        } else {
+            size_t k = below(nlive);
+            hk_free(h, live[k]);
+            frees++;
+            requested -= len[k];
+            live[k] = live[--nlive];
+            len[k] = len[nlive];
+        }
+        walk_totals(t, &free_bytes, &granted);
+        min_free = free_bytes < min_free ? free_bytes : min_free;
+        peak = granted > peak ? granted : peak;
+        hk_get_stats(h, &st);
+        assert_int_equal(st.used_requested, requested);
+        assert_int_equal(st.used_granted, granted);
+        assert_int_equal(st.free_bytes, free_bytes);
+        assert_int_equal(st.min_ever_free, min_free);
+        assert_int_equal(st.peak_used, peak);
+        assert_int_equal(st.used_blocks, nlive);
+        assert_int_equal(st.alloc_count, allocs);
+        assert_int_equal(st.free_count, frees);
+        assert_int_equal(st.realloc_count, reallocs);
+        assert_int_equal(st.fail_count, fails);
+        if ((op & 15u) == 0) {
+            expect_consistent(t); /* largest/smallest free exact against the walk */
+        }
+    }
+    while (nlive > 0) {
+        hk_free(h, live[--nlive]);
+    }
+    expect_empty(t);
+}
+
+/* With 1000 small free blocks about, a large request still finds the big block, and the geometry is exact. */
+static void test_many_small_free_blocks(void **state)
+{
+    hk_tlsf_t *t = make(sl_of(state));
+    static void *p[2000];
+    hk_stats_t st;
+    void *big;
+    size_t big_off = 2000u * MIN_BLOCK;
+    size_t i;
+
+    for (i = 0; i < 2000; i++) {
+        p[i] = must_malloc(t, 0);
+    }
+    for (i = 0; i < 2000; i += 2) {
+        hk_tlsf_free(t, p[i]);
+    }
+    st = stats(t);
+    assert_int_equal(st.free_blocks, 1001);
+    assert_int_equal(st.smallest_free, MIN_BLOCK);
+    assert_int_equal(st.largest_free, st.capacity - big_off);
+    expect_consistent(t);
+
+    big = must_malloc(t, 16384);
+    assert_int_equal(off(big), big_off);
+    st = stats(t);
+    assert_int_equal(st.largest_free, st.capacity - big_off - gross_of(16384));
+    assert_int_equal(st.free_blocks, 1001);
+    /* Small requests take the small blocks. */
+    for (i = 0; i < 1000; i++) {
+        void *q = must_malloc(t, 1);
+        assert_true(off(q) < big_off && off(q) % (2u * MIN_BLOCK) == 0);
+    }
+    st = stats(t);
+    assert_int_equal(st.free_blocks, 1);
+    assert_int_equal(st.smallest_free, st.largest_free);
+    expect_consistent(t);
+}
+
+/* ----------------------------------------------------------------- misuse */
+
+typedef struct misuse_log {
+    hk_error_t last;
+    unsigned count;
+} misuse_log_t;
+
+static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
+{
+    misuse_log_t *log = (misuse_log_t *)ctx;
+    (void)heap;
+    (void)ptr;
+    log->last = error;
+    log->count++;
+}
+
+static void test_misuse(void **state)
+{
+    hk_tlsf_t *t = make(sl_of(state));
+    misuse_log_t log = {(hk_error_t)0, 0};
+    hk_hooks_t hooks = {NULL, NULL, on_error, NULL};
+    hk_stats_t before;
+    void *a;
+    void *b;
+    int local = 0;
+
+    hooks.ctx = &log;
+    hk_set_hooks(hk_tlsf_heap(t), &hooks);
+    a = must_malloc(t, 100);
+    b = must_malloc(t, 100);
+    must_malloc(t, 100);
+    fill(b, 100, 0x55);
+    hk_tlsf_free(t, a);
+    hk_tlsf_free(t, NULL);
+    assert_int_equal(hk_tlsf_usable_size(t, NULL), 0);
+    before = stats(t);
+    hk_tlsf_free(t, a);
+    assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    hk_tlsf_free(t, &local);
+    assert_int_equal(log.last, HK_ERR_FOREIGN_PTR);
+    hk_tlsf_free(t, (unsigned char *)b + HK_ALIGN);
+    assert_int_equal(log.last, HK_ERR_INTERIOR_PTR);
+    assert_null(hk_tlsf_realloc(t, a, 10));
+    assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    assert_int_equal(log.count, 4);
+    {
+        hk_stats_t now = stats(t);
+        now.error_count -= 4;
+        assert_memory_equal(&now, &before, sizeof(now));
+    }
+    hk_tlsf_free(t, b); /* merges with a */
+    hk_tlsf_free(t, b);
+    assert_int_equal(log.last, HK_ERR_DOUBLE_FREE);
+    assert_int_equal(log.count, 5);
+    assert_false(hk_tlsf_owns(t, &local));
+    assert_true(hk_tlsf_owns(t, at(0)));
+    expect_consistent(t);
+}
+
+/* ----------------------------------------------------------------- stress */
+
+#define STRESS_OPS 200000u
+#define STRESS_LIVE 160u
+
+typedef struct live_block {
+    void *p;
+    size_t len;
+    unsigned seed;
+} live_block_t;
+
+static live_block_t g_live[STRESS_LIVE];
+
+static size_t stress_size(void)
+{
+    size_t x = below(1000);
+    if (x < 30) {
+        return 0;
+    }
+    if (x < 600) {
+        return 1 + below(96);
+    }
+    if (x < 900) {
+        return 97 + below(1000);
+    }
+    if (x < 995) {
+        return 1097 + below(6000);
+    }
+    return x < 998 ? SIZE_MAX - below(64) : 20000 + below(20000);
+}
+
+static void test_stress(void **state)
+{
+    unsigned sl = sl_of(state);
+    hk_tlsf_t *t = make_at(g_arena.bytes, 32768, sl);
+    size_t nlive = 0;
+    size_t requested = 0;
+    unsigned seed = 0;
+    size_t op;
+    size_t i;
+
+    g_rng = 0x7157u * (sl + 1u);
+    for (op = 0; op < STRESS_OPS; op++) {
+        size_t x = below(100);
+        int grow = nlive < STRESS_LIVE / 2u || (nlive < STRESS_LIVE && below(2) == 0);
+        if (nlive == 0 || (grow && x < 55)) {
+            size_t n = stress_size();
+            size_t alignment = x < 8 ? (size_t)16 << below(9) : 0;
+            void *p = alignment != 0 ? hk_tlsf_aligned_alloc(t, alignment, n) : hk_tlsf_malloc(t, n);
+            if (p != NULL) {
+                assert_true(nlive < STRESS_LIVE);
+                assert_true(alignment == 0 || (uintptr_t)p % alignment == 0);
+                assert_true(hk_tlsf_usable_size(t, p) >= n);
+                g_live[nlive].p = p;
+                g_live[nlive].len = n;
+                g_live[nlive].seed = ++seed;
+                fill(p, n, seed);
+                requested += n;
+                nlive++;
+            } else if (n < 65536u) {
+                /* TLSF's guarantee: a failure means no free block reaches the request's rounded list. */
+                size_t need = gross_of(n) + (alignment != 0 ? alignment + MIN_BLOCK : 0u);
+                assert_true(stats(t).largest_free < list_round(need, sl));
+            }
+        } else if (x < 70) {
+            live_block_t *b = &g_live[below(nlive)];
+            size_t n = stress_size();
+            void *p;
+            assert_true(intact(b->p, b->len, b->seed));
+            p = hk_tlsf_realloc(t, b->p, n);
+            if (n == 0) {
+                assert_null(p);
+                requested -= b->len;
+                *b = g_live[--nlive];
+            } else if (p != NULL) {
+                size_t keep = b->len < n ? b->len : n;
+                assert_true(intact(p, keep, b->seed));
+                requested = requested - b->len + n;
+                b->p = p;
+                b->len = n;
+                b->seed = ++seed;
+                fill(p, n, seed);
+            } else {
+                assert_true(intact(b->p, b->len, b->seed));
+            }
+        } else {
+            size_t k = below(nlive);
+            assert_true(intact(g_live[k].p, g_live[k].len, g_live[k].seed));
+            hk_tlsf_free(t, g_live[k].p);
+            requested -= g_live[k].len;
+            g_live[k] = g_live[--nlive];
+        }
+        assert_int_equal(hk_tlsf_check(t), 0);
+        assert_int_equal(stats(t).used_requested, requested);
+        assert_int_equal(stats(t).used_blocks, nlive);
+        if ((op & 8191u) == 0) {
+            for (i = 0; i < nlive; i++) {
+                assert_true(intact(g_live[i].p, g_live[i].len, g_live[i].seed));
+            }
+            expect_consistent(t);
+        }
+    }
+    for (i = 0; i < nlive; i++) {
+        assert_true(intact(g_live[i].p, g_live[i].len, g_live[i].seed));
+        hk_tlsf_free(t, g_live[i].p);
+    }
+    assert_int_equal(stats(t).error_count, 0);
+    expect_empty(t);
+}
+
+/* One entry per sl_log2, named test/slN. */
+#define WITH_SL(fn, k) {#fn "/sl" #k, fn, NULL, NULL, &k_sl[k]}
+#define EACH_SL(fn) WITH_SL(fn, 1), WITH_SL(fn, 2), WITH_SL(fn, 3), WITH_SL(fn, 4), WITH_SL(fn, 5)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config),
+        EACH_SL(test_min_arena),
+        WITH_SL(test_misaligned_arena, 1),
+        WITH_SL(test_misaligned_arena, 5),
+        EACH_SL(test_own_list_head),
+        EACH_SL(test_bitmap_search),
+        EACH_SL(test_coalesce_neighbours),
+        EACH_SL(test_immediate_coalescing),
+        EACH_SL(test_split_rules),
+        EACH_SL(test_realloc_paths),
+        EACH_SL(test_aligned),
+        WITH_SL(test_aligned_edges, 1),
+        WITH_SL(test_aligned_edges, 4),
+        WITH_SL(test_malloc_zero_unique, 4),
+        EACH_SL(test_huge_requests),
+        EACH_SL(test_stats),
+        EACH_SL(test_many_small_free_blocks),
+        WITH_SL(test_misuse, 4),
+        WITH_SL(test_stress, 1),
+        WITH_SL(test_stress, 4),
+        WITH_SL(test_stress, 5),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
