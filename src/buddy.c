@@ -391,14 +391,9 @@ hk_buddy_t *hk_buddy_init(void *arena, size_t size, const hk_buddy_config_t *cfg
     hk_buddy_t *h;
 
     if (arena == NULL || !hk_is_pow2(min_block) || min_block < sizeof(buddy_free_t) || min_block < HK_ALIGN) {
-        if (status != NULL) {
-            *status = HK_EINVAL;
-        }
-        return NULL;
+        return hk_init_status(status, HK_EINVAL);
     }
-    if (size > UINTPTR_MAX - lo) {
-        size = (size_t)(UINTPTR_MAX - lo);
-    }
+    size = hk_arena_room(lo, size);
     hi = lo + size;
     shift = hk_log2_floor(min_block);
     start = hk_align_up_uptr(lo, HK_ALIGN);
@@ -408,10 +403,7 @@ hk_buddy_t *hk_buddy_init(void *arena, size_t size, const hk_buddy_config_t *cfg
         atoms = fit_atoms(start + sizeof(hk_buddy_t), hi, shift, base_align, &base);
     }
     if (atoms == 0) {
-        if (status != NULL) {
-            *status = HK_ETOOSMALL;
-        }
-        return NULL;
+        return hk_init_status(status, HK_ETOOSMALL);
     }
 
     h = (hk_buddy_t *)start;
@@ -438,9 +430,7 @@ hk_buddy_t *hk_buddy_init(void *arena, size_t size, const hk_buddy_config_t *cfg
         h->heap.stats.free_blocks++;
         idx += span(k);
     }
-    if (status != NULL) {
-        *status = HK_OK;
-    }
+    hk_init_status(status, HK_OK);
     return h;
 }
 
@@ -450,20 +440,29 @@ void *hk_buddy_malloc(hk_buddy_t *heap, size_t size)
 {
     unsigned k = order_for(heap, size);
     void *p = (k <= heap->top) ? alloc_order(heap, k) : NULL;
-    if (p == NULL) {
-        heap->heap.stats.fail_count++;
-    }
-    return p;
+    return (p != NULL) ? p : hk_fail(&heap->heap);
 }
 
 void *hk_buddy_aligned_alloc(hk_buddy_t *heap, size_t alignment, size_t size)
 {
     /* A block at least as large as the alignment sits at a multiple of its size from base. */
     if (!hk_is_pow2(alignment) || ((uintptr_t)heap->base & (alignment - 1u)) != 0) {
-        heap->heap.stats.fail_count++;
-        return NULL;
+        return hk_fail(&heap->heap);
     }
     return hk_buddy_malloc(heap, size < alignment ? alignment : size);
+}
+
+/* grow, after parking no buddy locally: lazy mode coalesces before it gives up on the place. */
+static int grow_in_place(hk_buddy_t *h, size_t idx, unsigned k, unsigned want)
+{
+    if (grow(h, idx, k, want)) {
+        return 1;
+    }
+    if (h->local.map == 0) {
+        return 0;
+    }
+    flush_local(h);
+    return grow(h, idx, k, want);
 }
 
 static void release(hk_buddy_t *h, size_t idx)
@@ -511,13 +510,12 @@ void *hk_buddy_realloc(hk_buddy_t *heap, void *ptr, size_t size)
     k = order_at(heap, idx);
     want = order_for(heap, size);
     if (want > heap->top) {
-        heap->heap.stats.fail_count++;
-        return NULL;
+        return hk_fail(&heap->heap);
     }
     old_bytes = block_bytes(heap, k);
     if (want < k) {
         shrink(heap, idx, k, want);
-    } else if (want > k && !grow(heap, idx, k, want)) {
+    } else if (want > k && !grow_in_place(heap, idx, k, want)) {
         void *moved = hk_realloc_by_move(&heap->heap, ptr, old_bytes, size);
         if (moved != NULL) {
             heap->heap.stats.realloc_count++;

@@ -19,7 +19,8 @@
  *   uint16 slack       usable - requested (below HK_ALIGN + 8: a shrink that
  *                      would leave more cuts the rest off as a dead block)
  *   uint16 check       hash of the two fields above, the header's address
- *                      and the reset epoch
+ *                      and the heap's key (hk_heap_key), renewed at every
+ *                      init and reset
  * Gaps left by aligned_alloc are dead filler blocks, so the chain from the
  * first block to top stays walkable.
  *
@@ -34,9 +35,9 @@
  *
  * Misuse detected: foreign pointers (outside the span), interior pointers
  * (misaligned, inside a block, or in the untouched tail), double free (a dead
- * block), corrupted headers (check hash). The epoch in the hash makes
- * pointers from before a reset fail their check instead of matching a stale
- * header.
+ * block), corrupted headers (check hash). The key in the hash makes
+ * pointers from another heap, or from before a reset or re-init, fail their
+ * check instead of matching a stale header.
  */
 #include "heapkit/bump.h"
 
@@ -63,12 +64,12 @@ struct hk_bump {
     uintptr_t first; /* header of the first block */
     uintptr_t top;   /* where the next block's header goes: start of the tail */
     uintptr_t end;   /* end of the span */
-    uint32_t epoch;  /* advanced by reset so older headers fail their check */
+    uint32_t key;    /* hk_heap_key, renewed by reset, so older headers fail their check */
 };
 
 static uint16_t hdr_hash(const hk_bump_t *h, uintptr_t at, uint32_t size_state, uint16_t slack)
 {
-    uint32_t x = size_state ^ ((uint32_t)slack << 13) ^ (uint32_t)(at >> 3) ^ (h->epoch * 0x9E3779B9u) ^ 0xB0B5EEDu;
+    uint32_t x = size_state ^ ((uint32_t)slack << 13) ^ (uint32_t)(at >> 3) ^ h->key;
     x ^= x >> 16;
     x *= 0x7FEB352Du;
     x ^= x >> 15;
@@ -123,19 +124,6 @@ static void set_tail_stats(hk_bump_t *h)
     }
 }
 
-static void set_status(hk_status_t *status, hk_status_t value)
-{
-    if (status != NULL) {
-        *status = value;
-    }
-}
-
-static void *fail(hk_bump_t *h)
-{
-    h->heap.stats.fail_count++;
-    return NULL;
-}
-
 static void *bump_op_aligned(hk_heap_t *heap, size_t alignment, size_t size)
 {
     return hk_bump_aligned_alloc((hk_bump_t *)heap, alignment, size);
@@ -152,15 +140,13 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
     hk_bump_t *h;
 
     if (arena == NULL) {
-        set_status(status, HK_EINVAL);
+        hk_init_status(status, HK_EINVAL);
         return NULL;
     }
-    if (size > UINTPTR_MAX - lo) {
-        size = (size_t)(UINTPTR_MAX - lo);
-    }
+    size = hk_arena_room(lo, size);
     /* Too small for the control struct, alignment padding and one block: refuse before any sum can wrap. */
     if (size < sizeof(hk_bump_t) + 2u * HK_ALIGN + BUMP_MIN_BLOCK) {
-        set_status(status, HK_ETOOSMALL);
+        hk_init_status(status, HK_ETOOSMALL);
         return NULL;
     }
     hi = lo + size;
@@ -169,7 +155,7 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
     /* The span ends where a next header would sit, so every gross size is a multiple of HK_ALIGN. */
     end = hk_align_down_uptr(hi - (HK_ALIGN - BUMP_HDR), HK_ALIGN) + (HK_ALIGN - BUMP_HDR);
     if (end < first || end - first < BUMP_MIN_BLOCK) {
-        set_status(status, HK_ETOOSMALL);
+        hk_init_status(status, HK_ETOOSMALL);
         return NULL;
     }
     if (end - first > BUMP_MAX_SPAN) {
@@ -179,9 +165,9 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
     h->first = first;
     h->top = first;
     h->end = end;
-    h->epoch = 0;
+    h->key = hk_heap_key((void *)first);
     set_tail_stats(h);
-    set_status(status, HK_OK);
+    hk_init_status(status, HK_OK);
     return h;
 }
 
@@ -191,7 +177,7 @@ void hk_bump_reset(hk_bump_t *heap)
 {
     hk_stats_t *s = &heap->heap.stats;
     heap->top = heap->first;
-    heap->epoch++;
+    heap->key = hk_heap_key((void *)heap->first);
     s->used_blocks = 0;
     s->used_granted = 0;
     s->used_requested = 0;
@@ -204,9 +190,6 @@ static hk_error_t classify_bad_header(const hk_bump_t *h, uintptr_t at)
     uintptr_t b = h->first;
     while (b < h->top && hdr_sane(h, b)) {
         uintptr_t next = b + hdr_gross(hdr_at(b));
-        if (b == at) {
-            return HK_ERR_CORRUPT;
-        }
         if (at > b && at < next) {
             return HK_ERR_INTERIOR_PTR;
         }
@@ -261,7 +244,7 @@ void *hk_bump_malloc(hk_bump_t *heap, size_t size)
 {
     size_t gross = gross_for(size);
     if (gross == 0 || gross > tail_bytes(heap)) {
-        return fail(heap);
+        return hk_fail(&heap->heap);
     }
     return place(heap, heap->top, size, gross);
 }
@@ -273,18 +256,18 @@ void *hk_bump_aligned_alloc(hk_bump_t *heap, size_t alignment, size_t size)
     size_t gross;
 
     if (!hk_is_pow2(alignment)) {
-        return fail(heap);
+        return hk_fail(&heap->heap);
     }
     if (alignment <= HK_ALIGN) {
         return hk_bump_malloc(heap, size);
     }
     gross = gross_for(size);
     if (gross == 0 || alignment - 1u > UINTPTR_MAX - want) {
-        return fail(heap);
+        return hk_fail(&heap->heap);
     }
     at = hk_align_up_uptr(want, alignment) - BUMP_HDR;
     if (at > heap->end || gross > heap->end - at) {
-        return fail(heap);
+        return hk_fail(&heap->heap);
     }
     if (at != heap->top) {
         /* Both ends sit HK_ALIGN-aligned minus a header, so the gap holds at least a header. */
@@ -330,7 +313,7 @@ void *hk_bump_realloc(hk_bump_t *heap, void *ptr, size_t size)
     old_gross = hdr_gross(b);
     new_gross = gross_for(size);
     if (new_gross == 0) {
-        return fail(heap);
+        return hk_fail(&heap->heap);
     }
     if (at + old_gross == heap->top && new_gross <= old_gross + tail_bytes(heap)) {
         heap->top = at + new_gross; /* the last block grows into the tail or gives bytes back to it */

@@ -18,6 +18,19 @@ void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity)
     heap->stats.min_ever_free = capacity;
 }
 
+uint32_t hk_heap_key(const void *where)
+{
+    static uint32_t keys_issued;
+    uintptr_t a = (uintptr_t)where;
+    uint32_t h = (uint32_t)a ^ (uint32_t)(a >> 16 >> 16) ^ (++keys_issued * 0x9E3779B9u);
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    return h;
+}
+
 void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr)
 {
     heap->stats.error_count++;

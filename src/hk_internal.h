@@ -47,7 +47,7 @@ static inline size_t hk_round_up(size_t size, size_t a)
 static inline unsigned hk_log2_floor(size_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)(sizeof(size_t) * 8u - 1u) - (unsigned)__builtin_clzl((unsigned long)x);
+    return (unsigned)(sizeof(unsigned long long) * 8u - 1u) - (unsigned)__builtin_clzll((unsigned long long)x);
 #else
     unsigned r = 0;
     while (x >>= 1) {
@@ -64,7 +64,7 @@ static inline unsigned hk_log2_ceil(size_t x) { return (x <= 1) ? 0u : hk_log2_f
 static inline unsigned hk_ffs32(uint32_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctz(x);
+    return (unsigned)__builtin_ctzl((unsigned long)x);
 #else
     unsigned r = 0;
     while ((x & 1u) == 0) {
@@ -79,7 +79,7 @@ static inline unsigned hk_ffs32(uint32_t x)
 static inline unsigned hk_fls32(uint32_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    return 31u - (unsigned)__builtin_clz(x);
+    return (unsigned)(sizeof(unsigned long) * 8u - 1u) - (unsigned)__builtin_clzl((unsigned long)x);
 #else
     unsigned r = 0;
     while (x >>= 1) {
@@ -89,14 +89,49 @@ static inline unsigned hk_fls32(uint32_t x)
 #endif
 }
 
+/* An arena's size, clamped so that lo + size stays inside the address space. */
+static inline size_t hk_arena_room(uintptr_t lo, size_t size)
+{
+    return (size > UINTPTR_MAX - lo) ? (size_t)(UINTPTR_MAX - lo) : size;
+}
+
+/* One past the arena's last byte, clamped to the address space. */
+static inline uintptr_t hk_arena_end(const void *arena, size_t size)
+{
+    return (uintptr_t)arena + hk_arena_room((uintptr_t)arena, size);
+}
+
 /* Pointer inside [lo, hi)? Compared as integers so foreign pointers are well defined. */
 static inline int hk_in_range(const void *p, const void *lo, const void *hi)
 {
     return (uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)hi;
 }
 
+/* Tell an init's caller how it went (status may be NULL); returns NULL for refusals. */
+static inline void *hk_init_status(hk_status_t *status, hk_status_t result)
+{
+    if (status != NULL) {
+        *status = result;
+    }
+    return NULL;
+}
+
+/* Count an allocation that returns NULL. */
+static inline void *hk_fail(hk_heap_t *heap)
+{
+    heap->stats.fail_count++;
+    return NULL;
+}
+
 /* Reset the handle of a freshly initialised heap whose capacity is all free. */
 void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity);
+
+/*
+ * A key for one heap's header hashes, mixed from where the heap lives and a
+ * count of keys handed out, so headers written by another heap, or by an
+ * earlier heap on the same arena, fail the check.
+ */
+uint32_t hk_heap_key(const void *where);
 
 /* Report misuse: count it, call the hook, assert in debug builds. */
 void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr);

@@ -486,13 +486,6 @@ int hk_pool_owns(const hk_pool_t *pool, const void *ptr)
 
 HK_DEFINE_OPS(hk_poolset, hk_poolset_t, "poolset", NULL);
 
-static void set_status(hk_status_t *status, hk_status_t value)
-{
-    if (status != NULL) {
-        *status = value;
-    }
-}
-
 static int classes_valid(const hk_pool_class_t *classes, size_t n_classes)
 {
     size_t i;
@@ -520,28 +513,26 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
     size_t i;
 
     if (arena == NULL || !classes_valid(classes, n_classes)) {
-        set_status(status, HK_EINVAL);
+        hk_init_status(status, HK_EINVAL);
         return NULL;
     }
-    if (size > UINTPTR_MAX - lo) {
-        size = (size_t)(UINTPTR_MAX - lo);
-    }
+    size = hk_arena_room(lo, size);
     set = (hk_poolset_t *)hk_align_up_uptr(lo, HK_ALIGN);
     control = (size_t)((uintptr_t)set - lo) + sizeof(hk_poolset_t);
     bump = size > control ? hk_bump_init((unsigned char *)arena + control, size - control, NULL) : NULL;
     if (bump == NULL || n_classes > SIZE_MAX / sizeof(hk_pool_t *)) {
-        set_status(status, HK_ETOOSMALL);
+        hk_init_status(status, HK_ETOOSMALL);
         return NULL;
     }
     set->pools = (hk_pool_t **)hk_bump_malloc(bump, n_classes * sizeof(hk_pool_t *));
     if (set->pools == NULL) {
-        set_status(status, HK_ETOOSMALL);
+        hk_init_status(status, HK_ETOOSMALL);
         return NULL;
     }
     for (i = 0; i < n_classes; i++) {
         hk_pool_t *p = hk_pool_create(hk_bump_heap(bump), classes[i].block_size, classes[i].count);
         if (p == NULL) {
-            set_status(status, HK_ETOOSMALL);
+            hk_init_status(status, HK_ETOOSMALL);
             return NULL;
         }
         p->set = set;
@@ -554,7 +545,7 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
     set->n = n_classes;
     set->lo = (uintptr_t)set->pools[0]->blocks;
     set->hi = blocks_end(set->pools[n_classes - 1]);
-    set_status(status, HK_OK);
+    hk_init_status(status, HK_OK);
     return set;
 }
 

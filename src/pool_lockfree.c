@@ -27,10 +27,12 @@
  * reserving 0xFFFF; block size at most HK_LFPOOL_MAX_BLOCK_SIZE, the slack
  * living in 16 bits.
  *
- * Time: alloc and free are O(1) and lock-free (a CAS retries only because
- * another context's operation succeeded; an ISR preempting a task never
- * retries, the task at most once per interleaved ISR operation). walk and
- * check are O(blocks) and need the pool quiet.
+ * Time: alloc and free are lock-free, O(1) per attempt: a compare-and-swap
+ * fails when another context changed the head meanwhile, or spuriously
+ * when an exception clears the exclusive monitor (LDREX/STREX, LR/SC), so
+ * the number of retries is bounded by the interleaved operations and
+ * exceptions, not by the pool. walk and check are O(blocks) and need the
+ * pool quiet.
  *
  * Overhead: 4 bytes per block in the state table, each block rounded up to
  * HK_ALIGN, and the control struct (see include/heapkit/pool.h).
@@ -112,13 +114,6 @@ static void *count_fail(hk_lfpool_t *pool)
     return NULL;
 }
 
-static void set_status(hk_status_t *status, hk_status_t value)
-{
-    if (status != NULL) {
-        *status = value;
-    }
-}
-
 HK_DEFINE_OPS(hk_lfpool, hk_lfpool_t, "lfpool", NULL);
 
 hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_status_t *status)
@@ -131,12 +126,10 @@ hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_stat
     uint32_t i;
 
     if (arena == NULL || block_size == 0 || block_size > HK_LFPOOL_MAX_BLOCK_SIZE) {
-        set_status(status, HK_EINVAL);
+        hk_init_status(status, HK_EINVAL);
         return NULL;
     }
-    if (size > UINTPTR_MAX - lo) {
-        size = (size_t)(UINTPTR_MAX - lo);
-    }
+    size = hk_arena_room(lo, size);
     stride = hk_round_up(block_size, HK_ALIGN);
     pool = (hk_lfpool_t *)hk_align_up_uptr(lo, HK_ALIGN);
     control = (size_t)((uintptr_t)pool - lo) + sizeof(hk_lfpool_t);
@@ -146,7 +139,7 @@ hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_stat
         count = HK_LFPOOL_MAX_BLOCKS;
     }
     if (count == 0) {
-        set_status(status, HK_ETOOSMALL);
+        hk_init_status(status, HK_ETOOSMALL);
         return NULL;
     }
     hk_heap_setup(&pool->heap, &hk_lfpool_ops, count * stride);
@@ -166,7 +159,7 @@ hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_stat
         atomic_init(&pool->state[i], LF_FREE | (i + 1u < pool->count ? i + 1u : LF_NIL));
     }
     atomic_init(&pool->head, 0u);
-    set_status(status, HK_OK);
+    hk_init_status(status, HK_OK);
     return pool;
 }
 

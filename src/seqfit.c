@@ -19,8 +19,9 @@
  * With first fit this is the placement of FreeRTOS heap_4 (first fit over an
  * address-ordered list whose last block is the rest of the heap).
  *
- * Time: malloc and free are O(free blocks) (the search, and the sorted
- * insert when a freed block has no free neighbour); everything else is O(1).
+ * Time: malloc, free, realloc and aligned_alloc are O(free blocks): the
+ * search, and the address-ordered insert of a freed block or a split-off
+ * remainder; get_stats walks the free list too. usable_size is O(1).
  * Overhead: the 8-byte tag per used block; a free block needs
  * HK_TAG_MIN_BLOCK. Misuse detection is that of tagged.h.
  *
@@ -187,9 +188,9 @@ static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested
 
     if (rest >= HK_TAG_MIN_BLOCK) {
         r = (hk_tag_t *)((uintptr_t)b + size);
-        hk_tag_set(b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
-        hk_tag_set(r, (uint32_t)rest | HK_TAG_PREV_USED, 0);
-        hk_tag_make_free(r, rest);
+        hk_tag_set(&s->span, b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
+        hk_tag_set(&s->span, r, (uint32_t)rest | HK_TAG_PREV_USED, 0);
+        hk_tag_make_free(&s->span, r, rest);
     }
     if (from_top) {
         detach(s, b);
@@ -206,17 +207,11 @@ static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested
         }
         s->reuses++;
     }
-    hk_tag_make_used(b, hk_tag_size(b), requested);
+    hk_tag_make_used(&s->span, b, hk_tag_size(b), requested);
     hk_count_alloc(&s->heap, requested, hk_tag_usable(b), hk_tag_size(b));
     s->requested_total += requested;
     note_top(s);
     return hk_tag_payload(b);
-}
-
-static void *fail(hk_seqfit_t *s)
-{
-    s->heap.stats.fail_count++;
-    return NULL;
 }
 
 /* A free block of at least size gross bytes: from the list, else the top. */
@@ -233,7 +228,7 @@ void *hk_seqfit_malloc(hk_seqfit_t *s, size_t size)
 {
     size_t gross = hk_tag_gross(size);
     hk_tag_t *b = (gross != 0) ? find_fit(s, gross) : NULL;
-    return (b != NULL) ? hand_out(s, b, gross, size) : fail(s);
+    return (b != NULL) ? hand_out(s, b, gross, size) : hk_fail(&s->heap);
 }
 
 void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
@@ -245,13 +240,13 @@ void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
     uintptr_t aligned;
 
     if (!hk_is_pow2(alignment) || alignment > HK_TAG_MAX_SPAN / 2u) {
-        return fail(s);
+        return hk_fail(&s->heap);
     }
     if (alignment <= HK_ALIGN) {
         return hk_seqfit_malloc(s, size);
     }
     if (gross == 0 || gross > HK_TAG_MAX_SPAN - slack || (b = find_fit(s, gross + slack)) == NULL) {
-        return fail(s);
+        return hk_fail(&s->heap);
     }
     payload = (uintptr_t)hk_tag_payload(b);
     aligned = hk_align_up_uptr(payload, alignment);
@@ -263,8 +258,8 @@ void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
         size_t gap = (size_t)(aligned - payload);
         hk_tag_t *front = b;
         b = (hk_tag_t *)((uintptr_t)front + gap);
-        hk_tag_set(b, (uint32_t)(hk_tag_size(front) - gap), 0);
-        hk_tag_make_free(front, gap);
+        hk_tag_set(&s->span, b, (uint32_t)(hk_tag_size(front) - gap), 0);
+        hk_tag_make_free(&s->span, front, gap);
         if (front == s->top) {
             s->top = b;
             list_insert(s, front);
@@ -284,7 +279,7 @@ static void release(hk_seqfit_t *s, hk_tag_t *b)
     hk_tag_t *next = hk_tag_next(b);
 
     /* A stale tag that says "free" is what catches a later double free. */
-    hk_tag_set(b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
+    hk_tag_set(&s->span, b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
     if (!hk_tag_prev_used(b)) {
         b = hk_tag_prev(b);
         detach(s, b);
@@ -296,7 +291,7 @@ static void release(hk_seqfit_t *s, hk_tag_t *b)
         size += hk_tag_size(next);
         s->heap.stats.coalesce_count++;
     }
-    hk_tag_make_free(b, size);
+    hk_tag_make_free(&s->span, b, size);
     file(s, b);
 }
 
@@ -310,59 +305,15 @@ void hk_seqfit_free(hk_seqfit_t *s, void *ptr)
     release(s, b);
 }
 
+static void detach_block(hk_heap_t *h, hk_tag_t *b) { detach((hk_seqfit_t *)h, b); }
+static void release_block(hk_heap_t *h, hk_tag_t *b) { release((hk_seqfit_t *)h, b); }
+static const hk_tag_lists_t seqfit_lists = {detach_block, release_block};
+
 void *hk_seqfit_realloc(hk_seqfit_t *s, void *ptr, size_t size)
 {
-    hk_tag_t *b;
-    hk_tag_t *next;
-    size_t gross;
-    size_t old_size;
-    size_t old_requested;
-    size_t old_usable;
-    size_t rest;
-
-    if (ptr == NULL) {
-        return hk_seqfit_malloc(s, size);
-    }
-    if ((b = hk_tag_lookup(&s->heap, &s->span, ptr)) == NULL) {
-        return NULL;
-    }
-    if (size == 0) {
-        hk_seqfit_free(s, ptr);
-        return NULL;
-    }
-    gross = hk_tag_gross(size);
-    if (gross == 0) {
-        return fail(s);
-    }
-    old_size = hk_tag_size(b);
-    old_requested = hk_tag_requested(b);
-    old_usable = hk_tag_usable(b);
-    next = hk_tag_next(b);
-    if (gross > old_size) {
-        if (hk_tag_used(next) || old_size + hk_tag_size(next) < gross) {
-            void *moved = hk_realloc_by_move(&s->heap, ptr, old_usable, size);
-            s->heap.stats.realloc_count += (moved != NULL);
-            return moved;
-        }
-        /* Absorb the free neighbour; what it does not need is released below. */
-        detach(s, next);
-        hk_tag_set(b, (uint32_t)(old_size + hk_tag_size(next)) | (b->size_flags & HK_TAG_FLAGS), 0);
-        hk_tag_set_prev_used(hk_tag_next(b), 1);
-        s->heap.stats.coalesce_count++;
-    }
-    rest = hk_tag_size(b) - gross;
-    if (rest >= HK_TAG_MIN_BLOCK) {
-        hk_tag_t *r = (hk_tag_t *)((uintptr_t)b + gross);
-        hk_tag_set(b, (uint32_t)gross | (b->size_flags & HK_TAG_FLAGS), 0);
-        hk_tag_set(r, (uint32_t)rest | HK_TAG_PREV_USED, 0);
-        s->heap.stats.split_count++;
-        release(s, r);
-    }
-    hk_tag_make_used(b, hk_tag_size(b), size);
-    hk_count_resize(&s->heap, old_requested, old_usable, old_size, size, hk_tag_usable(b), hk_tag_size(b));
-    s->heap.stats.realloc_count++;
+    void *p = hk_tag_realloc(&s->heap, &s->span, &seqfit_lists, ptr, size);
     note_top(s);
-    return ptr;
+    return p;
 }
 
 size_t hk_seqfit_usable_size(hk_seqfit_t *s, const void *ptr)
@@ -459,29 +410,20 @@ const char *hk_seqfit_policy_name(hk_seqfit_policy_t policy)
 hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy, hk_status_t *status)
 {
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
-    uintptr_t end = (size > UINTPTR_MAX - (uintptr_t)arena) ? UINTPTR_MAX : (uintptr_t)arena + size;
+    uintptr_t end = hk_arena_end(arena, size);
     hk_seqfit_t *s;
     size_t span_size;
-    hk_status_t result = HK_OK;
 
     if (arena == NULL || (unsigned)policy > (unsigned)HK_SEQFIT_WORST) {
-        result = HK_EINVAL;
-    } else if (end < base || end - base < sizeof(hk_seqfit_t)) {
-        result = HK_ETOOSMALL;
+        return hk_init_status(status, HK_EINVAL);
     }
-    if (result == HK_OK) {
-        s = (hk_seqfit_t *)base;
-        span_size = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)),
-                                     (size_t)(end - base - sizeof(hk_seqfit_t)));
-        if (span_size == 0) {
-            result = HK_ETOOSMALL;
-        }
+    if (end < base || end - base < sizeof(hk_seqfit_t)) {
+        return hk_init_status(status, HK_ETOOSMALL);
     }
-    if (status != NULL) {
-        *status = result;
-    }
-    if (result != HK_OK) {
-        return NULL;
+    s = (hk_seqfit_t *)base;
+    span_size = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)), (size_t)(end - base - sizeof(hk_seqfit_t)));
+    if (span_size == 0) {
+        return hk_init_status(status, HK_ETOOSMALL);
     }
     hk_heap_setup(&s->heap, &hk_seqfit_ops, span_size);
     s->policy = policy;
@@ -493,5 +435,6 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
     s->grows = 0;
     s->requested_total = 0;
     s->max_heap = 0;
+    hk_init_status(status, HK_OK);
     return s;
 }

@@ -124,16 +124,18 @@ static hk_tag_t *find_fit(const hk_tlsf_t *t, size_t size)
 {
     list_index_t ix = list_of(t, size);
     hk_tag_t *own = (ix.fl < t->fl_count) ? *head_of(t, ix) : NULL;
+    size_t rounded;
     uint32_t sl_map;
     uint32_t fl_map;
 
     if (own != NULL && hk_tag_size(own) >= size) {
         return own;
     }
-    if (round_to_list(t, size) < size) {
+    rounded = round_to_list(t, size);
+    if (rounded < size) {
         return NULL;
     }
-    ix = list_of(t, round_to_list(t, size));
+    ix = list_of(t, rounded);
     if (ix.fl >= t->fl_count) {
         return NULL;
     }
@@ -156,7 +158,7 @@ static void release(hk_tlsf_t *t, hk_tag_t *b)
     size_t size = hk_tag_size(b);
     hk_tag_t *next = hk_tag_next(b);
     /* A stale tag that says "free" is what catches a later double free. */
-    hk_tag_set(b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
+    hk_tag_set(&t->span, b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
     if (!hk_tag_prev_used(b)) {
         hk_tag_t *prev = hk_tag_prev(b);
         remove_free(t, prev);
@@ -169,39 +171,22 @@ static void release(hk_tlsf_t *t, hk_tag_t *b)
         size += hk_tag_size(next);
         t->heap.stats.coalesce_count++;
     }
-    hk_tag_make_free(b, size);
+    hk_tag_make_free(&t->span, b, size);
     insert_free(t, b);
 }
 
-/* Cut b to `size` bytes if the rest can form a block; the rest is freed. */
-static void trim(hk_tlsf_t *t, hk_tag_t *b, size_t size)
-{
-    size_t rest = hk_tag_size(b) - size;
-    hk_tag_t *r;
-    if (rest < HK_TAG_MIN_BLOCK) {
-        return;
-    }
-    r = (hk_tag_t *)((uintptr_t)b + size);
-    hk_tag_set(b, (uint32_t)size | (b->size_flags & HK_TAG_FLAGS), b->slack);
-    hk_tag_set(r, (uint32_t)rest | (hk_tag_used(b) ? HK_TAG_PREV_USED : 0u), 0);
-    t->heap.stats.split_count++;
-    release(t, r);
-}
+static void detach_block(hk_heap_t *h, hk_tag_t *b) { remove_free((hk_tlsf_t *)h, b); }
+static void release_block(hk_heap_t *h, hk_tag_t *b) { release((hk_tlsf_t *)h, b); }
+static const hk_tag_lists_t tlsf_lists = {detach_block, release_block};
 
 /* Hand out free block b, already off its list, for `requested` bytes (gross size `size`). */
 static void *take(hk_tlsf_t *t, hk_tag_t *b, size_t size, size_t requested)
 {
-    hk_tag_set(b, b->size_flags | HK_TAG_USED, 0);
-    trim(t, b, size);
-    hk_tag_make_used(b, hk_tag_size(b), requested);
+    hk_tag_set(&t->span, b, b->size_flags | HK_TAG_USED, 0);
+    hk_tag_trim(&t->heap, &t->span, &tlsf_lists, b, size);
+    hk_tag_make_used(&t->span, b, hk_tag_size(b), requested);
     hk_count_alloc(&t->heap, requested, hk_tag_usable(b), hk_tag_size(b));
     return hk_tag_payload(b);
-}
-
-static void *fail(hk_tlsf_t *t)
-{
-    t->heap.stats.fail_count++;
-    return NULL;
 }
 
 void *hk_tlsf_malloc(hk_tlsf_t *t, size_t size)
@@ -209,7 +194,7 @@ void *hk_tlsf_malloc(hk_tlsf_t *t, size_t size)
     size_t gross = hk_tag_gross(size);
     hk_tag_t *b = (gross != 0) ? find_fit(t, gross) : NULL;
     if (b == NULL) {
-        return fail(t);
+        return hk_fail(&t->heap);
     }
     remove_free(t, b);
     return take(t, b, gross, size);
@@ -224,13 +209,13 @@ void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
     uintptr_t aligned;
 
     if (!hk_is_pow2(alignment) || alignment > HK_TAG_MAX_SPAN / 2u) {
-        return fail(t);
+        return hk_fail(&t->heap);
     }
     if (alignment <= HK_ALIGN) {
         return hk_tlsf_malloc(t, size);
     }
     if (gross == 0 || gross > HK_TAG_MAX_SPAN - slack || (b = find_fit(t, gross + slack)) == NULL) {
-        return fail(t);
+        return hk_fail(&t->heap);
     }
     remove_free(t, b);
     payload = (uintptr_t)hk_tag_payload(b);
@@ -243,8 +228,8 @@ void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
         size_t gap = (size_t)(aligned - payload);
         hk_tag_t *front = b;
         b = (hk_tag_t *)((uintptr_t)front + gap);
-        hk_tag_set(b, (uint32_t)(hk_tag_size(front) - gap), 0);
-        hk_tag_make_free(front, gap);
+        hk_tag_set(&t->span, b, (uint32_t)(hk_tag_size(front) - gap), 0);
+        hk_tag_make_free(&t->span, front, gap);
         insert_free(t, front);
         t->heap.stats.split_count++;
     }
@@ -263,47 +248,7 @@ void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
 
 void *hk_tlsf_realloc(hk_tlsf_t *t, void *ptr, size_t size)
 {
-    hk_tag_t *b;
-    hk_tag_t *next;
-    size_t gross;
-    size_t old_size;
-    size_t old_requested;
-    size_t old_usable;
-
-    if (ptr == NULL) {
-        return hk_tlsf_malloc(t, size);
-    }
-    if ((b = hk_tag_lookup(&t->heap, &t->span, ptr)) == NULL) {
-        return NULL;
-    }
-    if (size == 0) {
-        hk_tlsf_free(t, ptr);
-        return NULL;
-    }
-    gross = hk_tag_gross(size);
-    if (gross == 0) {
-        return fail(t);
-    }
-    old_size = hk_tag_size(b);
-    old_requested = hk_tag_requested(b);
-    old_usable = hk_tag_usable(b);
-    next = hk_tag_next(b);
-    if (gross > old_size) {
-        if (hk_tag_used(next) || old_size + hk_tag_size(next) < gross) {
-            void *moved = hk_realloc_by_move(&t->heap, ptr, old_usable, size);
-            t->heap.stats.realloc_count += (moved != NULL);
-            return moved;
-        }
-        remove_free(t, next);
-        hk_tag_set(b, (uint32_t)(old_size + hk_tag_size(next)) | (b->size_flags & HK_TAG_FLAGS), 0);
-        hk_tag_set_prev_used(hk_tag_next(b), 1);
-        t->heap.stats.coalesce_count++;
-    }
-    trim(t, b, gross);
-    hk_tag_make_used(b, hk_tag_size(b), size);
-    hk_count_resize(&t->heap, old_requested, old_usable, old_size, size, hk_tag_usable(b), hk_tag_size(b));
-    t->heap.stats.realloc_count++;
-    return ptr;
+    return hk_tag_realloc(&t->heap, &t->span, &tlsf_lists, ptr, size);
 }
 
 size_t hk_tlsf_usable_size(hk_tlsf_t *t, const void *ptr)
@@ -377,7 +322,7 @@ static int check_lists(const hk_tlsf_t *t)
             }
             for (; b != NULL; prev = b, b = hk_tag_links(b)->next) {
                 list_index_t at;
-                if (!hk_in_range(b, t->span.first, t->span.sentinel) || !hk_tag_intact(b) || hk_tag_used(b)) {
+                if (!hk_in_range(b, t->span.first, t->span.sentinel) || !hk_tag_intact(&t->span, b) || hk_tag_used(b)) {
                     return 23;
                 }
                 at = list_of(t, hk_tag_size(b));
@@ -408,32 +353,21 @@ HK_DEFINE_OPS(hk_tlsf, hk_tlsf_t, "tlsf", tlsf_op_aligned);
 
 hk_heap_t *hk_tlsf_heap(hk_tlsf_t *t) { return &t->heap; }
 
-static hk_tlsf_t *refuse(hk_status_t *status, hk_status_t why)
-{
-    if (status != NULL) {
-        *status = why;
-    }
-    return NULL;
-}
-
 hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, hk_status_t *status)
 {
     unsigned sl_log2 = (cfg != NULL && cfg->sl_log2 != 0) ? cfg->sl_log2 : HK_TLSF_SL_LOG2;
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
-    uintptr_t end = (uintptr_t)arena + size;
+    uintptr_t end = hk_arena_end(arena, size);
     hk_tlsf_t *t;
     size_t lists;
     size_t span_size;
     uintptr_t blocks;
 
     if (arena == NULL || sl_log2 > 5u) {
-        return refuse(status, HK_EINVAL);
-    }
-    if (size > UINTPTR_MAX - (uintptr_t)arena) {
-        end = UINTPTR_MAX;
+        return hk_init_status(status, HK_EINVAL);
     }
     if (end < base || end - base < sizeof(hk_tlsf_t)) {
-        return refuse(status, HK_ETOOSMALL);
+        return hk_init_status(status, HK_ETOOSMALL);
     }
     t = (hk_tlsf_t *)base;
     hk_memset(t, 0, sizeof(*t));
@@ -456,12 +390,12 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, h
     t->heads = (hk_tag_t **)(base + sizeof(hk_tlsf_t));
     blocks = (uintptr_t)(t->heads + lists);
     if (blocks > end) {
-        return refuse(status, HK_ETOOSMALL);
+        return hk_init_status(status, HK_ETOOSMALL);
     }
     hk_memset(t->heads, 0, lists * sizeof(hk_tag_t *));
     span_size = hk_tag_span_init(&t->span, (void *)blocks, (size_t)(end - blocks));
     if (span_size == 0) {
-        return refuse(status, HK_ETOOSMALL);
+        return hk_init_status(status, HK_ETOOSMALL);
     }
     hk_heap_setup(&t->heap, &hk_tlsf_ops, span_size);
     insert_free(t, t->span.first);

@@ -1088,6 +1088,35 @@ static void test_stress_lazy(void **state)
     stress(1, 32, 99u);
 }
 
+/* Lazy mode: a buddy parked locally must not stop realloc from growing in place on a full heap. */
+static void test_lazy_realloc_grows_into_parked_buddy(void **state)
+{
+    static unsigned char full[4096] __attribute__((aligned(64)));
+    static void *blocks[512];
+    hk_buddy_config_t cfg = {16, 1};
+    hk_buddy_t *b = hk_buddy_init(full, sizeof full, &cfg, NULL);
+    size_t n = 0;
+    size_t i;
+    size_t lower = SIZE_MAX;
+    (void)state;
+    assert_non_null(b);
+    while (n < 512 && (blocks[n] = hk_buddy_malloc(b, 16)) != NULL) {
+        n++;
+    }
+    /* blocks[i] at an even atom and blocks[i + 1] right above it are buddies */
+    for (i = 0; i + 1 < n && lower == SIZE_MAX; i++) {
+        if ((unsigned char *)blocks[i + 1] == (unsigned char *)blocks[i] + 16 &&
+            (((unsigned char *)blocks[i] - (unsigned char *)blocks[0]) & 31) == 0) {
+            lower = i;
+        }
+    }
+    assert_true(lower != SIZE_MAX);
+    hk_buddy_free(b, blocks[lower + 1]);
+    assert_ptr_equal(hk_buddy_realloc(b, blocks[lower], 32), blocks[lower]);
+    assert_int_equal(hk_buddy_usable_size(b, blocks[lower]), 32);
+    assert_int_equal(hk_buddy_check(b), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1108,6 +1137,7 @@ int main(void)
         cmocka_unit_test(test_uniform_interface),
         cmocka_unit_test(test_stress_eager),
         cmocka_unit_test(test_stress_lazy),
+        cmocka_unit_test(test_lazy_realloc_grows_into_parked_buddy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

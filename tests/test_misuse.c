@@ -53,6 +53,8 @@ typedef enum misuse_case {
     CASE_REALLOC_INTERIOR,
     CASE_USABLE_FREED,
     CASE_CONTROL_PTR,
+    CASE_STALE_REINIT,
+    CASE_NESTED_HEAP,
     CASE_CALLOC_OVERFLOW,
     CASE_MALLOC_SIZE_MAX,
     CASE_MALLOC_ZERO,
@@ -67,13 +69,15 @@ static const char *const case_names[CASE_COUNT] = {
     "interior pointer p+HK_ALIGN", "interior pointer p+1", "corrupted header",      "free after realloc moved it",
     "usable_size of a foreign pointer", "realloc of a foreign pointer", "realloc of a freed block",
     "realloc of an interior pointer", "usable_size of a freed block", "pointer into the control data",
+    "pointer from an earlier heap on the same arena", "pointer from a heap nested in a block",
     "calloc overflow",       "malloc near SIZE_MAX",    "malloc(0)",                 "arena too small",
     "NULL arena",            "misaligned arena"};
 
 /* What each misuse case reports when the allocator has no special entry. */
 static const unsigned default_kinds[CASE_COUNT] = {
     DOUBLE, FOREIGN, FOREIGN, FOREIGN, INTERIOR, INTERIOR, CORRUPT, DOUBLE, FOREIGN, FOREIGN, DOUBLE, INTERIOR,
-    DOUBLE, FOREIGN, 0,       0,       0,        0,        0,       0};
+    DOUBLE, FOREIGN, DOUBLE | FOREIGN | INTERIOR | CORRUPT, INTERIOR | CORRUPT,
+    0,       0,       0,        0,        0,       0};
 
 /*
  * Per-allocator departures from default_kinds: entry is a catalog name, or
@@ -388,6 +392,41 @@ static void run_case(fixture_t *f, unsigned kinds)
         hk_free(other, q);
         assert_int_equal(hk_check(other), 0);
         free(mem2);
+        break;
+    }
+    case CASE_STALE_REINIT: {
+        /* a new heap on the same arena must not take the old heap's headers for its own */
+        void *stale = f->live[4];
+        size_t i;
+        f->heap = make_heap(f->entry, f->arena, ARENA_SIZE, &f->err);
+        for (i = 0; i < N_LIVE; i++) {
+            f->live[i] = NULL;
+        }
+        alloc_filled(f, 0, small_size(f, 8));
+        misuse_free(f, stale, kinds);
+        break;
+    }
+    case CASE_NESTED_HEAP: {
+        /* a heap living inside one of this heap's blocks hands out pointers this heap must refuse */
+        size_t room = small_size(f, 8192);
+        unsigned char *inner_arena = (unsigned char *)hk_malloc(f->heap, room);
+        hk_status_t status;
+        recorded_error_t inner_err;
+        hk_heap_t *inner;
+        void *q;
+        assert_non_null(inner_arena);
+        inner = f->entry->make(inner_arena, room, &status);
+        if (inner == NULL) {
+            print_message("[%s] %s: skipped: a %zu-byte block cannot hold this allocator\n", f->entry->name,
+                          case_names[f->c], room);
+            skip();
+        }
+        memset(&inner_err, 0, sizeof(inner_err));
+        install_hook(inner, &inner_err);
+        q = hk_malloc(inner, 16);
+        assert_non_null(q);
+        misuse_free(f, q, kinds);
+        assert_int_equal(inner_err.count, 0);
         break;
     }
     case CASE_INTERIOR_ALIGNED:

@@ -99,6 +99,8 @@ void *hk_pool_alloc_blocking(hk_pool_t *pool, uint32_t timeout_ticks);
  * returns HK_ERR_FOREIGN_PTR without a report: there is no heap to tell.
  * Reading that header and the pool it names must be safe: a wild pointer
  * can fault here, where hk_pool_free() and the set's free would not.
+ * Like every direct call it takes no lock: for a pool of a set, whose
+ * counters it also updates, hold the set's lock (or free through the set).
  */
 int hk_pool_release(void *ptr);
 
