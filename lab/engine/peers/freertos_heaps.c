@@ -1,0 +1,516 @@
+/*
+ * Peers "freertos-heap2", "freertos-heap4", "freertos-heap5": the real
+ * portable/MemMang/heap_2.c, heap_4.c and heap_5.c of FreeRTOS-Kernel
+ * V11.2.0 (MIT; fetched from the freertos-next crate by
+ * tools/fetch_peers.sh, built by peers/CMakeLists.txt), behind hk_ops_t.
+ *
+ *   heap_2: best fit over a size-ordered free list, no coalescing.
+ *   heap_4: first fit over an address-ordered free list, coalescing.
+ *   heap_5: heap_4's algorithm over regions given to vPortDefineHeapRegions().
+ * All three: header {pxNextFreeBlock, xBlockSize} in front of every block
+ * (16 bytes on x86-64), sizes rounded up to portBYTE_ALIGNMENT (8, from the
+ * POSIX port's portmacro.h), the top bit of xBlockSize marks a used block.
+ *
+ * Building three copies into one binary: each heap file is compiled with
+ * LAB_FREERTOS_HEAP=<N>, and freertos/FreeRTOSConfig.h renames its public
+ * names (pvPortMalloc -> lab_freertos_heap<N>_pvPortMalloc, ...) with
+ * #defines; declarations below take their types from the kernel's own
+ * prototypes in portable.h. The scheduler hooks the heaps call
+ * (vTaskSuspendAll, xTaskResumeAll, critical sections) are the shared no-ops
+ * of freertos/stubs.c. A FreeRTOS heap is a singleton (its state is static):
+ * one live instance per heap at a time, make() refuses a second.
+ *
+ * The arena: the heap must span exactly the caller's [arena, arena + size),
+ * so that footprints are offsets from the arena's first byte and the
+ * smallest working arena is the configTOTAL_HEAP_SIZE a FreeRTOS user would
+ * need, the same meaning as for heapkit's allocators.
+ *   - heap_5 takes a run-time region: vPortDefineHeapRegions({arena, size}).
+ *   - heap_2 and heap_4 only know ucHeap[configTOTAL_HEAP_SIZE], a
+ *     compile-time array. With configAPPLICATION_ALLOCATED_HEAP = 1 the
+ *     application supplies ucHeap; here configTOTAL_HEAP_SIZE is a run-time
+ *     variable and ucHeap a pointer set to the arena before each reset. C
+ *     cannot declare an array of run-time size at file scope, so the build
+ *     rewrites that one declaration in a generated copy ("extern uint8_t
+ *     ucHeap[ configTOTAL_HEAP_SIZE ]" -> "extern uint8_t * ucHeap"; heap_2
+ *     also has xFreeBytesRemaining's static initialiser, which
+ *     vPortHeapResetState() sets anyway, replaced by 0). Every other line,
+ *     prvHeapInit() included, is the kernel's. The alternatives were
+ *     rejected: a large fixed ucHeap either lies outside the arena (the
+ *     engine counts every block as bad) or, placed at the arena, makes
+ *     prvHeapInit() write its end marker (heap_4) or first-block header past
+ *     the arena's end no matter what leading or trailing allocation is made
+ *     afterwards; heap_2's trailing-block trick would also cost 8 bytes a
+ *     real heap_2 does not.
+ * make() sets the arena, calls vPortHeapResetState() (V11.2) and then, for
+ * heap_2/heap_4, pvPortMalloc(0), which runs the heap's own lazy
+ * initialisation and returns NULL without counting anything, so walk() and
+ * get_stats() see the initialised heap before the first real allocation.
+ * The heap's static control data (xStart, pxEnd, counters: under 100 bytes)
+ * lives outside the arena as it does on a target; heap_4/heap_5 keep their
+ * 16-byte end marker at the top of the arena, heap_2 its list end outside.
+ *
+ * What the adapter adds, reading the block header (a mirror of the heaps'
+ * BlockLink_t) where the heap has no API:
+ *   - usable_size = xBlockSize - header;
+ *   - realloc: none of these heaps has one, so malloc + copy + free, as a
+ *     FreeRTOS application would write it (it always moves, even to shrink;
+ *     on failure the old block is untouched);
+ *   - malloc(0) asks for 1 byte (heapkit's convention: a unique block; the
+ *     heaps themselves return NULL);
+ *   - walk: from the first block by xBlockSize up to the end marker (heap_2:
+ *     to the end of its single initial block; it never coalesces, so its
+ *     blocks still tile that range); no aligned_alloc (portBYTE_ALIGNMENT is
+ *     8 even in an HK_ALIGN=16 build);
+ *   - get_stats: free bytes from xPortGetFreeHeapSize(); heap_4/5 also give
+ *     min_ever_free and the free-block geometry (vPortGetHeapStats()); heap_2
+ *     has neither, so they come from the adapter's own counters and a walk.
+ *     used_requested, split_count and coalesce_count are not tracked (0);
+ *   - check: failed configASSERTs (counted, as misuse reports, instead of
+ *     halting), the walk tiling the heap exactly, free bytes and free blocks
+ *     agreeing with the heap's figures, used headers well-formed, and the
+ *     adapter's counters agreeing with the walk; heap_4/5 also: no two
+ *     adjacent free blocks.
+ * Misuse the heaps would not survive (a pointer outside the arena) is
+ * reported as HK_ERR_FOREIGN_PTR before reaching them; a free of a block not
+ * marked used is left to the heap, whose configASSERT counts it.
+ */
+#include "allocators.h"
+
+#if defined(HK_HAVE_PEER_FREERTOS_HEAP2) || defined(HK_HAVE_PEER_FREERTOS_HEAP4) || \
+    defined(HK_HAVE_PEER_FREERTOS_HEAP5)
+
+#include <string.h>
+
+#include "FreeRTOS.h"
+
+typedef struct frtos_link {
+    struct frtos_link *next;
+    size_t size;
+} frtos_link_t;
+
+/* The heaps' xHeapStructSize and heapBLOCK_ALLOCATED_BITMASK. */
+#define FRTOS_HEADER ((sizeof(frtos_link_t) + (size_t)portBYTE_ALIGNMENT_MASK) & ~(size_t)portBYTE_ALIGNMENT_MASK)
+#define FRTOS_USED_BIT ((size_t)1 << (sizeof(size_t) * 8u - 1u))
+
+typedef struct frtos_api {
+    int kind; /* 2, 4 or 5 */
+    void *(*malloc)(size_t size);
+    void (*free)(void *ptr);
+    size_t (*free_heap_size)(void);
+    size_t (*min_ever_free)(void);           /* NULL: heap_2 */
+    void (*heap_stats)(HeapStats_t *out);     /* NULL: heap_2 */
+    void (*reset)(void);
+    void (*define_regions)(const HeapRegion_t *regions); /* heap_5 only */
+    uint8_t **uc_heap;                        /* heap_2/heap_4 only */
+    size_t *total_heap_size;                  /* heap_2/heap_4 only */
+} frtos_api_t;
+
+typedef struct frtos_heap {
+    hk_heap_t heap;
+    const frtos_api_t *api;
+    const uint8_t *lo; /* the arena */
+    const uint8_t *hi;
+    uint8_t *first;    /* first block */
+    uint8_t *end;      /* one past the last block: heap_4/5's end marker */
+    size_t used_gross; /* gross bytes of used blocks, for heap_2's low-water mark */
+    size_t peak_gross;
+    size_t asserts;    /* failed configASSERTs */
+    int live;
+} frtos_heap_t;
+
+static uintptr_t align_up(uintptr_t x) { return (x + (uintptr_t)portBYTE_ALIGNMENT_MASK) & ~(uintptr_t)portBYTE_ALIGNMENT_MASK; }
+
+static frtos_link_t *link_of(const void *payload) { return (frtos_link_t *)((uintptr_t)payload - FRTOS_HEADER); }
+
+static size_t gross_of(const frtos_link_t *b) { return b->size & ~FRTOS_USED_BIT; }
+
+static int in_arena(const frtos_heap_t *h, const void *p)
+{
+    return (const uint8_t *)p >= h->first + FRTOS_HEADER && (const uint8_t *)p < h->end;
+}
+
+static void note_assert(frtos_heap_t *h)
+{
+    h->asserts++;
+    h->heap.stats.error_count++;
+}
+
+static void note_error(frtos_heap_t *h, hk_error_t error, const void *ptr)
+{
+    h->heap.stats.error_count++;
+    if (h->heap.hooks.on_error != NULL) {
+        h->heap.hooks.on_error(h->heap.hooks.ctx, &h->heap, error, ptr);
+    }
+}
+
+static void *frtos_malloc(hk_heap_t *heap, size_t size)
+{
+    frtos_heap_t *h = (frtos_heap_t *)heap;
+    hk_stats_t *s = &heap->stats;
+    size_t gross;
+    void *p = h->api->malloc(size == 0 ? 1 : size);
+    if (p == NULL) {
+        s->fail_count++;
+        return NULL;
+    }
+    gross = gross_of(link_of(p));
+    s->alloc_count++;
+    s->used_blocks++;
+    s->used_granted += gross - FRTOS_HEADER;
+    if (s->used_granted > s->peak_used) {
+        s->peak_used = s->used_granted;
+    }
+    h->used_gross += gross;
+    if (h->used_gross > h->peak_gross) {
+        h->peak_gross = h->used_gross;
+    }
+    return p;
+}
+
+static void frtos_free(hk_heap_t *heap, void *ptr)
+{
+    frtos_heap_t *h = (frtos_heap_t *)heap;
+    hk_stats_t *s = &heap->stats;
+    const frtos_link_t *b;
+    size_t gross;
+    if (ptr == NULL) {
+        return;
+    }
+    if (!in_arena(h, ptr)) {
+        note_error(h, HK_ERR_FOREIGN_PTR, ptr);
+        return;
+    }
+    b = link_of(ptr);
+    if ((b->size & FRTOS_USED_BIT) == 0 || b->next != NULL) {
+        h->api->free(ptr); /* the heap's configASSERT sees it and leaves the heap alone */
+        return;
+    }
+    gross = gross_of(b);
+    h->api->free(ptr);
+    s->free_count++;
+    s->used_blocks--;
+    s->used_granted -= gross - FRTOS_HEADER;
+    h->used_gross -= gross;
+}
+
+static size_t frtos_usable(hk_heap_t *heap, const void *ptr)
+{
+    frtos_heap_t *h = (frtos_heap_t *)heap;
+    if (ptr == NULL || !in_arena(h, ptr)) {
+        return 0;
+    }
+    return gross_of(link_of(ptr)) - FRTOS_HEADER;
+}
+
+static void *frtos_realloc(hk_heap_t *heap, void *ptr, size_t size)
+{
+    void *moved;
+    size_t old;
+    if (ptr == NULL) {
+        return frtos_malloc(heap, size);
+    }
+    if (size == 0) {
+        frtos_free(heap, ptr);
+        return NULL;
+    }
+    if (!in_arena((frtos_heap_t *)heap, ptr)) {
+        note_error((frtos_heap_t *)heap, HK_ERR_FOREIGN_PTR, ptr);
+        return NULL;
+    }
+    old = frtos_usable(heap, ptr);
+    moved = frtos_malloc(heap, size);
+    if (moved != NULL) {
+        memcpy(moved, ptr, old < size ? old : size);
+        frtos_free(heap, ptr);
+        heap->stats.realloc_count++;
+    }
+    return moved;
+}
+
+static void frtos_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
+{
+    frtos_heap_t *h = (frtos_heap_t *)heap;
+    uint8_t *p = h->first;
+    while (p < h->end) {
+        const frtos_link_t *b = (const frtos_link_t *)(void *)p;
+        hk_block_info_t info;
+        size_t gross = gross_of(b);
+        if (gross < FRTOS_HEADER || gross > (size_t)(h->end - p)) {
+            return; /* corrupt: check() says so */
+        }
+        info.start = p;
+        info.size = gross;
+        info.payload = p + FRTOS_HEADER;
+        info.usable = gross - FRTOS_HEADER;
+        info.used = (b->size & FRTOS_USED_BIT) != 0;
+        visit(ctx, &info);
+        p += gross;
+    }
+}
+
+typedef struct frtos_tally {
+    size_t used_blocks, used_usable, bad_used;
+    size_t free_blocks, free_bytes, largest, smallest;
+    size_t covered;
+    int adjacent_free, prev_free;
+} frtos_tally_t;
+
+static void tally_block(void *ctx, const hk_block_info_t *b)
+{
+    frtos_tally_t *t = ctx;
+    t->covered += b->size;
+    if (b->used) {
+        t->used_blocks++;
+        t->used_usable += b->usable;
+        t->bad_used += ((const frtos_link_t *)b->start)->next != NULL;
+        t->prev_free = 0;
+        return;
+    }
+    t->free_blocks++;
+    t->free_bytes += b->size;
+    if (b->size > t->largest) {
+        t->largest = b->size;
+    }
+    if (t->smallest == 0 || b->size < t->smallest) {
+        t->smallest = b->size;
+    }
+    t->adjacent_free |= t->prev_free;
+    t->prev_free = 1;
+}
+
+static void frtos_tally(frtos_heap_t *h, frtos_tally_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    frtos_walk(&h->heap, tally_block, t);
+}
+
+static void frtos_stats(hk_heap_t *heap, hk_stats_t *out)
+{
+    frtos_heap_t *h = (frtos_heap_t *)heap;
+    *out = heap->stats;
+    out->free_bytes = h->api->free_heap_size();
+    if (h->api->heap_stats != NULL) {
+        HeapStats_t hs;
+        h->api->heap_stats(&hs);
+        out->min_ever_free = h->api->min_ever_free();
+        out->largest_free = hs.xSizeOfLargestFreeBlockInBytes;
+        out->smallest_free = hs.xNumberOfFreeBlocks != 0 ? hs.xSizeOfSmallestFreeBlockInBytes : 0;
+        out->free_blocks = hs.xNumberOfFreeBlocks;
+    } else {
+        frtos_tally_t t;
+        frtos_tally(h, &t);
+        out->min_ever_free = out->capacity - h->peak_gross;
+        out->largest_free = t.largest;
+        out->smallest_free = t.smallest;
+        out->free_blocks = t.free_blocks;
+    }
+}
+
+static int frtos_check(hk_heap_t *heap)
+{
+    frtos_heap_t *h = (frtos_heap_t *)heap;
+    frtos_tally_t t;
+    if (h->asserts != 0) {
+        return 1; /* the heap itself saw misuse or corruption */
+    }
+    frtos_tally(h, &t);
+    if (t.covered != (size_t)(h->end - h->first)) {
+        return 2; /* the blocks do not tile the heap */
+    }
+    if (t.free_bytes != h->api->free_heap_size()) {
+        return 3;
+    }
+    if (t.bad_used != 0) {
+        return 4; /* a used block still linked into the free list */
+    }
+    if (t.used_blocks != heap->stats.used_blocks || t.used_usable != heap->stats.used_granted) {
+        return 5;
+    }
+    if (h->api->heap_stats != NULL) {
+        HeapStats_t hs;
+        h->api->heap_stats(&hs);
+        if (hs.xNumberOfFreeBlocks != t.free_blocks) {
+            return 6;
+        }
+        if (t.adjacent_free) {
+            return 7; /* heap_4/5 coalesce on every free */
+        }
+    }
+    return 0;
+}
+
+static int frtos_owns(const hk_heap_t *heap, const void *ptr)
+{
+    const frtos_heap_t *h = (const frtos_heap_t *)heap;
+    return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
+}
+
+/* Where the heap's initialisation will put its first block and its end, so make() can refuse arenas it cannot use. */
+static int frtos_geometry(frtos_heap_t *h, uint8_t *arena, size_t size)
+{
+    uintptr_t start = align_up((uintptr_t)arena);
+    uintptr_t skip = start - (uintptr_t)arena;
+    uintptr_t end;
+    if (h->api->kind == 2) {
+        /* prvHeapInit: one block of configTOTAL_HEAP_SIZE - portBYTE_ALIGNMENT bytes at the aligned start. */
+        if (size < (size_t)portBYTE_ALIGNMENT + FRTOS_HEADER + (size_t)portBYTE_ALIGNMENT) {
+            return 0;
+        }
+        end = start + size - (size_t)portBYTE_ALIGNMENT;
+    } else {
+        /* heap_4 prvHeapInit / heap_5 vPortDefineHeapRegions: an end marker at the aligned top. */
+        if (size < skip + 2 * FRTOS_HEADER + (size_t)portBYTE_ALIGNMENT) {
+            return 0;
+        }
+        end = (start + (size - skip) - FRTOS_HEADER) & ~(uintptr_t)portBYTE_ALIGNMENT_MASK;
+        if (end - start < FRTOS_HEADER + (size_t)portBYTE_ALIGNMENT) {
+            return 0;
+        }
+    }
+    h->first = (uint8_t *)start;
+    h->end = (uint8_t *)end;
+    return 1;
+}
+
+static hk_heap_t *frtos_make(frtos_heap_t *h, const hk_ops_t *ops, void *arena, size_t size, hk_status_t *status)
+{
+    const frtos_api_t *api = h->api;
+    hk_status_t st = HK_OK;
+    if (arena == NULL || h->live) {
+        st = HK_EINVAL;
+    } else if (!frtos_geometry(h, arena, size)) {
+        st = HK_ETOOSMALL;
+    }
+    if (st != HK_OK) {
+        if (status != NULL) {
+            *status = st;
+        }
+        return NULL;
+    }
+    if (api->kind == 5) {
+        HeapRegion_t regions[2];
+        regions[0].pucStartAddress = arena;
+        regions[0].xSizeInBytes = size;
+        regions[1].pucStartAddress = NULL;
+        regions[1].xSizeInBytes = 0;
+        api->reset();
+        api->define_regions(regions);
+    } else {
+        *api->uc_heap = arena;
+        *api->total_heap_size = size;
+        api->reset();
+        (void)api->malloc(0); /* runs prvHeapInit() */
+    }
+    memset(&h->heap, 0, sizeof(h->heap));
+    h->heap.ops = ops;
+    h->lo = arena;
+    h->hi = (const uint8_t *)arena + size;
+    h->used_gross = 0;
+    h->peak_gross = 0;
+    h->asserts = 0;
+    h->heap.stats.capacity = api->free_heap_size();
+    h->heap.stats.free_bytes = h->heap.stats.capacity;
+    h->heap.stats.min_ever_free = h->heap.stats.capacity;
+    if (h->heap.stats.capacity != (size_t)(h->end - h->first)) {
+        /* the heap laid itself out differently from what this adapter walks: do not pretend */
+        if (status != NULL) {
+            *status = HK_EINVAL;
+        }
+        return NULL;
+    }
+    h->live = 1;
+    if (status != NULL) {
+        *status = HK_OK;
+    }
+    return &h->heap;
+}
+
+static void frtos_destroy(hk_heap_t *heap) { ((frtos_heap_t *)heap)->live = 0; }
+
+/* One instance of everything above per heap file: its renamed functions, its state, its entry. */
+#define FRTOS_OPS(n)                                                                                                  \
+    static const hk_ops_t frtos##n##_ops = {"freertos-heap" #n, frtos_malloc, NULL,         frtos_realloc,        \
+                                            frtos_free,         frtos_usable, frtos_stats, frtos_walk,           \
+                                            frtos_check,        frtos_owns};                                      \
+    static hk_heap_t *frtos##n##_make(void *arena, size_t size, hk_status_t *status)                                  \
+    {                                                                                                                  \
+        return frtos_make(&frtos##n##_heap, &frtos##n##_ops, arena, size, status);                                   \
+    }                                                                                                                  \
+    void lab_freertos_heap##n##_assert_failed(int line);                                                             \
+    void lab_freertos_heap##n##_assert_failed(int line)                                                              \
+    {                                                                                                                  \
+        (void)line;                                                                                                    \
+        note_assert(&frtos##n##_heap);                                                                                \
+    }                                                                                                                  \
+    const lab_alloc_t lab_peer_freertos_heap##n = {"freertos-heap" #n, LAB_FAMILY_PEER, frtos##n##_make,              \
+                                                   frtos_destroy, LAB_IN_ARENA}
+
+#define FRTOS_DECLARE(n, fn) extern __typeof__(fn) lab_freertos_heap##n##_##fn
+
+#ifdef HK_HAVE_PEER_FREERTOS_HEAP2
+FRTOS_DECLARE(2, pvPortMalloc);
+FRTOS_DECLARE(2, vPortFree);
+FRTOS_DECLARE(2, xPortGetFreeHeapSize);
+FRTOS_DECLARE(2, vPortHeapResetState);
+uint8_t *lab_freertos_heap2_ucHeap;
+size_t lab_freertos_heap2_total_heap_size;
+static const frtos_api_t frtos2_api = {2,
+                                       lab_freertos_heap2_pvPortMalloc,
+                                       lab_freertos_heap2_vPortFree,
+                                       lab_freertos_heap2_xPortGetFreeHeapSize,
+                                       NULL,
+                                       NULL,
+                                       lab_freertos_heap2_vPortHeapResetState,
+                                       NULL,
+                                       &lab_freertos_heap2_ucHeap,
+                                       &lab_freertos_heap2_total_heap_size};
+static frtos_heap_t frtos2_heap = {.api = &frtos2_api};
+FRTOS_OPS(2);
+#endif
+
+#ifdef HK_HAVE_PEER_FREERTOS_HEAP4
+FRTOS_DECLARE(4, pvPortMalloc);
+FRTOS_DECLARE(4, vPortFree);
+FRTOS_DECLARE(4, xPortGetFreeHeapSize);
+FRTOS_DECLARE(4, xPortGetMinimumEverFreeHeapSize);
+FRTOS_DECLARE(4, vPortGetHeapStats);
+FRTOS_DECLARE(4, vPortHeapResetState);
+uint8_t *lab_freertos_heap4_ucHeap;
+size_t lab_freertos_heap4_total_heap_size;
+static const frtos_api_t frtos4_api = {4,
+                                       lab_freertos_heap4_pvPortMalloc,
+                                       lab_freertos_heap4_vPortFree,
+                                       lab_freertos_heap4_xPortGetFreeHeapSize,
+                                       lab_freertos_heap4_xPortGetMinimumEverFreeHeapSize,
+                                       lab_freertos_heap4_vPortGetHeapStats,
+                                       lab_freertos_heap4_vPortHeapResetState,
+                                       NULL,
+                                       &lab_freertos_heap4_ucHeap,
+                                       &lab_freertos_heap4_total_heap_size};
+static frtos_heap_t frtos4_heap = {.api = &frtos4_api};
+FRTOS_OPS(4);
+#endif
+
+#ifdef HK_HAVE_PEER_FREERTOS_HEAP5
+FRTOS_DECLARE(5, pvPortMalloc);
+FRTOS_DECLARE(5, vPortFree);
+FRTOS_DECLARE(5, xPortGetFreeHeapSize);
+FRTOS_DECLARE(5, xPortGetMinimumEverFreeHeapSize);
+FRTOS_DECLARE(5, vPortGetHeapStats);
+FRTOS_DECLARE(5, vPortHeapResetState);
+FRTOS_DECLARE(5, vPortDefineHeapRegions);
+static const frtos_api_t frtos5_api = {5,
+                                       lab_freertos_heap5_pvPortMalloc,
+                                       lab_freertos_heap5_vPortFree,
+                                       lab_freertos_heap5_xPortGetFreeHeapSize,
+                                       lab_freertos_heap5_xPortGetMinimumEverFreeHeapSize,
+                                       lab_freertos_heap5_vPortGetHeapStats,
+                                       lab_freertos_heap5_vPortHeapResetState,
+                                       lab_freertos_heap5_vPortDefineHeapRegions,
+                                       NULL,
+                                       NULL};
+static frtos_heap_t frtos5_heap = {.api = &frtos5_api};
+FRTOS_OPS(5);
+#endif
+
+#endif

@@ -1,0 +1,871 @@
+/*
+ * The replay loop (see replay.h). Per record it makes one uniform call,
+ * optionally timed, then does O(1) amortised bookkeeping:
+ *
+ *   - a slot per id: pointer, requested and usable bytes, state;
+ *   - live requested/granted bytes and their peaks;
+ *   - the footprint (highest end offset of a live block), kept with a
+ *     max-heap of block ends with lazy deletion: an alloc pushes its end, a
+ *     free only pops when it removed the top block, and the heap is rebuilt
+ *     from the live blocks when stale entries outnumber them;
+ *   - the id's byte pattern written over the requested bytes, verified in
+ *     full before the block is freed or reallocated (work proportional to
+ *     the bytes requested, not to the number of blocks).
+ *
+ * Sampling (series, heap maps, the peak-live breakdown) happens at record
+ * indices fixed before the loop, so the loop tests one index per record.
+ */
+#define _GNU_SOURCE
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#endif
+
+enum { S_UNBORN = 0, S_LIVE, S_LIVE_RAW, S_FAILED, S_DEAD };
+
+typedef struct slot {
+    unsigned char *ptr;
+    uint64_t req;
+    uint64_t usable;
+} slot_t;
+
+typedef struct fp_entry {
+    uint64_t end;
+    uint64_t id;
+} fp_entry_t;
+
+typedef struct engine {
+    const lab_trace_t *t;
+    const lab_options_t *o;
+    lab_result_t *r;
+    hk_heap_t *heap;
+    unsigned char *arena;
+    size_t arena_size;
+    int in_arena;
+    slot_t *slot;
+    uint8_t *state;
+    fp_entry_t *fp;
+    size_t fp_n;
+    size_t fp_cap;
+    int oom;
+} engine_t;
+
+double lab_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double lab_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The per-call clock: the TSC where it is invariant (cheaper to read), else CLOCK_MONOTONIC in ns. */
+static int use_tsc;
+
+static inline uint64_t stamp(void)
+{
+#ifdef HAVE_TSC
+    if (use_tsc) {
+        return __rdtsc();
+    }
+#endif
+    return now_ns();
+}
+
+/* ---- patterns ---------------------------------------------------------- */
+
+/* splitmix64 of the id: a different 8-byte word for every id. */
+static inline uint64_t pattern_of(uint64_t id)
+{
+    uint64_t z = id + 0x9E3779B97F4A7C15u;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/*
+ * The pattern repeats every 8 bytes, so filling doubles the written prefix
+ * with memcpy and checking compares the block with itself shifted by 8:
+ * both run at the C library's memcpy/memcmp speed.
+ */
+static void fill(unsigned char *p, uint64_t n, uint64_t id)
+{
+    uint64_t w = pattern_of(id);
+    uint64_t done = n < 8 ? n : 8;
+    memcpy(p, &w, (size_t)done);
+    while (done < n) {
+        uint64_t c = done < n - done ? done : n - done;
+        memcpy(p + done, p, (size_t)c);
+        done += c;
+    }
+}
+
+/* 1 when the first n bytes at p still hold id's pattern. */
+static int intact(const unsigned char *p, uint64_t n, uint64_t id)
+{
+    uint64_t w = pattern_of(id);
+    if (n <= 8) {
+        return memcmp(p, &w, (size_t)n) == 0;
+    }
+    return memcmp(p, &w, 8) == 0 && memcmp(p, p + 8, (size_t)(n - 8)) == 0;
+}
+
+static int all_zero(const unsigned char *p, uint64_t n)
+{
+    unsigned char acc = 0;
+    uint64_t i;
+    for (i = 0; i < n; i++) {
+        acc |= p[i];
+    }
+    return acc == 0;
+}
+
+/* ---- footprint max-heap ------------------------------------------------ */
+
+static void fp_sift_down(fp_entry_t *a, size_t n, size_t i)
+{
+    fp_entry_t x = a[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && a[c + 1].end > a[c].end) {
+            c++;
+        }
+        if (a[c].end <= x.end) {
+            break;
+        }
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = x;
+}
+
+/* Drop the entries of dead blocks and restore the heap order: O(entries). */
+static void fp_rebuild(engine_t *e)
+{
+    size_t i;
+    size_t n = 0;
+    for (i = 0; i < e->fp_n; i++) {
+        if (e->state[e->fp[i].id] == S_LIVE) {
+            e->fp[n++] = e->fp[i];
+        }
+    }
+    e->fp_n = n;
+    for (i = n / 2; i-- > 0;) {
+        fp_sift_down(e->fp, n, i);
+    }
+}
+
+static void fp_push(engine_t *e, uint64_t end, uint64_t id)
+{
+    size_t i;
+    if (e->fp_n == e->fp_cap) {
+        if (e->fp_n > 2 * e->r->live_blocks + 1024) {
+            fp_rebuild(e);
+        }
+        if (e->fp_n == e->fp_cap) {
+            size_t cap = e->fp_cap != 0 ? 2 * e->fp_cap : 4096;
+            fp_entry_t *a = realloc(e->fp, cap * sizeof(*a));
+            if (a == NULL) {
+                e->oom = 1;
+                return;
+            }
+            e->fp = a;
+            e->fp_cap = cap;
+        }
+    }
+    i = e->fp_n++;
+    while (i > 0 && e->fp[(i - 1) / 2].end < end) {
+        e->fp[i] = e->fp[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    e->fp[i].end = end;
+    e->fp[i].id = id;
+}
+
+/* The top block was freed: pop dead entries until a live block is on top. */
+static uint64_t fp_settle(engine_t *e)
+{
+    while (e->fp_n > 0 && e->state[e->fp[0].id] != S_LIVE) {
+        e->fp[0] = e->fp[--e->fp_n];
+        fp_sift_down(e->fp, e->fp_n, 0);
+    }
+    return e->fp_n > 0 ? e->fp[0].end : 0;
+}
+
+/* ---- blocks ------------------------------------------------------------ */
+
+static inline uint64_t end_offset(const engine_t *e, const slot_t *s)
+{
+    return (uint64_t)(uintptr_t)(s->ptr - e->arena) + s->usable;
+}
+
+/* Block p now belongs to id: account for it and write its pattern. */
+static void adopt(engine_t *e, uint64_t id, void *p, uint64_t req, uint64_t rec)
+{
+    lab_result_t *r = e->r;
+    slot_t *s = &e->slot[id];
+    s->ptr = p;
+    s->req = req;
+    s->usable = hk_usable_size(e->heap, p);
+    e->state[id] = S_LIVE;
+    if (s->usable < req || (e->in_arena && ((uintptr_t)p < (uintptr_t)e->arena ||
+                                            (uintptr_t)p + s->usable > (uintptr_t)e->arena + e->arena_size))) {
+        r->bad_blocks++;
+        e->state[id] = S_LIVE_RAW;
+    }
+    r->live_requested += req;
+    r->live_granted += s->usable;
+    r->live_blocks++;
+    if (r->live_requested > r->peak_requested) {
+        r->peak_requested = r->live_requested;
+        r->peak_requested_rec = rec;
+    }
+    if (r->live_granted > r->peak_granted) {
+        r->peak_granted = r->live_granted;
+    }
+    if (e->state[id] != S_LIVE) {
+        return;
+    }
+    if (e->o->fill) {
+        fill(p, req, id);
+    }
+    if (e->in_arena) {
+        uint64_t end = end_offset(e, s);
+        fp_push(e, end, id);
+        if (end > r->footprint) {
+            r->footprint = end;
+            if (end > r->peak_footprint) {
+                r->peak_footprint = end;
+                r->peak_footprint_rec = rec;
+                r->requested_at_peak_footprint = r->live_requested;
+            }
+        }
+    }
+}
+
+/* id's block is gone (freed, or moved by realloc): drop it from the books. */
+static void forget(engine_t *e, uint64_t id)
+{
+    lab_result_t *r = e->r;
+    slot_t *s = &e->slot[id];
+    int was_tracked = e->state[id] == S_LIVE;
+    r->live_requested -= s->req;
+    r->live_granted -= s->usable;
+    r->live_blocks--;
+    e->state[id] = S_DEAD;
+    if (was_tracked && e->in_arena && end_offset(e, s) == r->footprint) {
+        r->footprint = fp_settle(e);
+    }
+}
+
+static void check_pattern(engine_t *e, uint64_t id, uint64_t n)
+{
+    if (e->o->fill && e->state[id] == S_LIVE && !intact(e->slot[id].ptr, n, id)) {
+        e->r->corrupt_blocks++;
+    }
+}
+
+static void count_failure(engine_t *e, int kind, uint64_t rec)
+{
+    lab_result_t *r = e->r;
+    r->failures[kind]++;
+    if (r->failures_total++ == 0) {
+        r->first_failure_rec = rec;
+    }
+}
+
+/* ---- sampling ---------------------------------------------------------- */
+
+typedef struct walk_ctx {
+    const engine_t *e;
+    uint64_t footprint;
+    lab_breakdown_t *b;
+    lab_heapmap_t *hm;
+    uint64_t first_offset;
+    int oom;
+} walk_ctx_t;
+
+static uint64_t offset_of(const engine_t *e, const void *p) { return (uint64_t)((uintptr_t)p - (uintptr_t)e->arena); }
+
+static void visit_breakdown(void *ctx, const hk_block_info_t *blk)
+{
+    walk_ctx_t *w = ctx;
+    uint64_t off;
+    if (blk->used || blk->size == 0) {
+        return;
+    }
+    off = offset_of(w->e, blk->start);
+    if (off < w->footprint) {
+        w->b->external += blk->size;
+        w->b->free_below++;
+        if (blk->size > w->b->largest_free_below) {
+            w->b->largest_free_below = blk->size;
+        }
+    } else {
+        w->b->free_above += blk->size;
+    }
+}
+
+static void take_breakdown(engine_t *e, uint64_t rec)
+{
+    lab_result_t *r = e->r;
+    lab_breakdown_t *b = &r->at_peak_live;
+    memset(b, 0, sizeof(*b));
+    b->valid = 1;
+    b->rec = rec;
+    b->requested = r->live_requested;
+    b->granted = r->live_granted;
+    b->blocks = r->live_blocks;
+    if (e->in_arena) {
+        walk_ctx_t w;
+        memset(&w, 0, sizeof(w));
+        w.e = e;
+        w.footprint = r->footprint;
+        w.b = b;
+        hk_walk(e->heap, visit_breakdown, &w);
+        b->walked = 1;
+        b->footprint = r->footprint;
+        b->metadata = (int64_t)b->footprint - (int64_t)b->granted - (int64_t)b->external;
+    }
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t c = *cap != 0 ? *cap : 64;
+    void *q;
+    if (need <= *cap) {
+        return 0;
+    }
+    while (c < need) {
+        c *= 2;
+    }
+    q = realloc(*p, c * elem);
+    if (q == NULL) {
+        return -1;
+    }
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static void visit_heapmap(void *ctx, const hk_block_info_t *blk)
+{
+    walk_ctx_t *w = ctx;
+    lab_heapmap_t *hm = w->hm;
+    lab_hm_block_t *b;
+    if (w->oom || blk->size == 0) {
+        return;
+    }
+    if (grow((void **)&hm->block, &hm->blocks_cap, hm->blocks + 1, sizeof(*hm->block)) != 0) {
+        w->oom = 1;
+        return;
+    }
+    b = &hm->block[hm->blocks++];
+    b->offset = offset_of(w->e, blk->start);
+    b->size = blk->size;
+    b->used = blk->used ? 1 : 0;
+}
+
+static void take_heapmap(engine_t *e, uint64_t rec)
+{
+    lab_heapmap_t *hm = &e->r->heapmap;
+    lab_hm_snap_t *s;
+    walk_ctx_t w;
+    size_t i;
+    size_t n;
+    if (grow((void **)&hm->snap, &hm->cap, hm->n + 1, sizeof(*hm->snap)) != 0) {
+        e->oom = 1;
+        return;
+    }
+    s = &hm->snap[hm->n++];
+    memset(s, 0, sizeof(*s));
+    s->rec = rec;
+    s->first = hm->blocks;
+    memset(&w, 0, sizeof(w));
+    w.e = e;
+    w.hm = hm;
+    hk_walk(e->heap, visit_heapmap, &w);
+    if (w.oom) {
+        e->oom = 1;
+        return;
+    }
+    s->raw_count = hm->blocks - s->first;
+    n = s->raw_count;
+    if (n > e->o->heapmap_cap) {
+        /* Merge runs of adjacent blocks in the same state. */
+        lab_hm_block_t *b = hm->block;
+        size_t out = s->first;
+        for (i = s->first; i < s->first + n; i++) {
+            if (out > s->first && b[out - 1].used == b[i].used && b[out - 1].offset + b[out - 1].size == b[i].offset) {
+                b[out - 1].size += b[i].size;
+            } else {
+                b[out++] = b[i];
+            }
+        }
+        s->merged = 1;
+        n = out - s->first;
+        if (n > e->o->heapmap_cap) {
+            n = e->o->heapmap_cap;
+            s->truncated = 1;
+        }
+        hm->blocks = s->first + n;
+    }
+    s->count = n;
+}
+
+static void take_sample(engine_t *e, uint64_t rec)
+{
+    lab_series_t *s = &e->r->series;
+    size_t i = s->n;
+    hk_stats_t st;
+    if (i == s->cap) {
+        return;
+    }
+    s->rec[i] = rec;
+    s->live_requested[i] = e->r->live_requested;
+    s->live_granted[i] = e->r->live_granted;
+    if (e->in_arena) {
+        hk_get_stats(e->heap, &st);
+        s->footprint[i] = e->r->footprint;
+        s->free_bytes[i] = st.free_bytes;
+        s->largest_free[i] = st.largest_free;
+        s->free_blocks[i] = st.free_blocks;
+    }
+    s->n++;
+}
+
+/* Sampling points: after records step-1, 2*step-1, ..., and the last one. */
+typedef struct sampler {
+    uint64_t step;
+    uint64_t next;
+} sampler_t;
+
+static sampler_t sampler_for(uint64_t records, unsigned samples)
+{
+    sampler_t s;
+    if (samples == 0 || records == 0) {
+        s.step = 0;
+        s.next = LAB_NONE;
+        return s;
+    }
+    s.step = (records + samples - 1) / samples;
+    s.next = s.step - 1 < records - 1 ? s.step - 1 : records - 1;
+    return s;
+}
+
+static void sampler_advance(sampler_t *s, uint64_t records)
+{
+    if (s->next == records - 1) {
+        s->next = LAB_NONE;
+    } else {
+        s->next += s->step;
+        if (s->next > records - 1) {
+            s->next = records - 1;
+        }
+    }
+}
+
+static int series_init(lab_series_t *s, size_t cap)
+{
+    uint64_t **cols[] = {&s->rec, &s->live_requested, &s->live_granted, &s->footprint,
+                         &s->free_bytes, &s->largest_free, &s->free_blocks};
+    size_t i;
+    memset(s, 0, sizeof(*s));
+    for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+        *cols[i] = calloc(cap != 0 ? cap : 1, sizeof(uint64_t));
+        if (*cols[i] == NULL) {
+            return -1;
+        }
+    }
+    s->cap = cap;
+    return 0;
+}
+
+/* ---- timing ------------------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a;
+    uint64_t y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median cost of an empty measurement (two back-to-back stamps), in ticks. */
+static double calibrate_overhead(void)
+{
+    enum { N = 4001 };
+    static uint64_t d[N];
+    size_t i;
+    for (i = 0; i < 1000; i++) {
+        (void)stamp();
+    }
+    for (i = 0; i < N; i++) {
+        uint64_t t0 = stamp();
+        uint64_t t1 = stamp();
+        d[i] = t1 - t0;
+    }
+    qsort(d, N, sizeof(d[0]), cmp_u64);
+    return (double)d[N / 2];
+}
+
+#ifdef HAVE_TSC
+/* An invariant TSC ticks at a constant rate through frequency changes and idle states. */
+static int tsc_invariant(void)
+{
+    char line[4096];
+    int ok = 0;
+    const char *force = getenv("HK_REPLAY_CLOCK");
+    FILE *f;
+    if (force != NULL && strcmp(force, "monotonic") == 0) {
+        return 0;
+    }
+    f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "flags", 5) == 0) {
+            ok = strstr(line, " constant_tsc") != NULL && strstr(line, " nonstop_tsc") != NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+/* ns per TSC tick, measured against CLOCK_MONOTONIC over 20 ms. */
+static double calibrate_tsc(void)
+{
+    uint64_t n0 = now_ns();
+    uint64_t c0 = __rdtsc();
+    uint64_t n1;
+    uint64_t c1;
+    do {
+        n1 = now_ns();
+        c1 = __rdtsc();
+    } while (n1 - n0 < 20000000u);
+    return c1 > c0 ? (double)(n1 - n0) / (double)(c1 - c0) : 0.0;
+}
+#endif
+
+static int timing_init(lab_timing_t *tm, const lab_trace_t *t)
+{
+    size_t want[LAB_OP_KINDS];
+    int k;
+    memset(tm, 0, sizeof(*tm));
+    /* A realloc of a failed id is replayed as a malloc. */
+    want[LAB_OP_MALLOC] = (size_t)(t->ops[LAB_OP_MALLOC] + t->ops[LAB_OP_REALLOC]);
+    want[LAB_OP_CALLOC] = (size_t)t->ops[LAB_OP_CALLOC];
+    want[LAB_OP_ALIGNED] = (size_t)t->ops[LAB_OP_ALIGNED];
+    want[LAB_OP_REALLOC] = (size_t)t->ops[LAB_OP_REALLOC];
+    want[LAB_OP_FREE] = (size_t)t->ops[LAB_OP_FREE];
+    for (k = 0; k < LAB_OP_KINDS; k++) {
+        tm->ticks[k] = malloc((want[k] != 0 ? want[k] : 1) * sizeof(uint32_t));
+        if (tm->ticks[k] == NULL) {
+            return -1;
+        }
+    }
+    use_tsc = 0;
+    tm->ns_per_tick = 1.0;
+    tm->clock = "CLOCK_MONOTONIC";
+#ifdef HAVE_TSC
+    if (tsc_invariant()) {
+        double scale = calibrate_tsc();
+        if (scale > 0) {
+            use_tsc = 1;
+            tm->ns_per_tick = scale;
+            tm->clock = "rdtsc calibrated against CLOCK_MONOTONIC";
+        }
+    }
+#endif
+    tm->overhead_ns = calibrate_overhead() * tm->ns_per_tick;
+    return 0;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+#define TIMED(kind, stmt)                                                                                              \
+    do {                                                                                                               \
+        if (timing) {                                                                                                  \
+            uint64_t t0_ = stamp();                                                                                      \
+            stmt;                                                                                                      \
+            uint64_t d_ = stamp() - t0_;                                                                                 \
+            *tp[kind]++ = d_ > UINT32_MAX ? UINT32_MAX : (uint32_t)d_;                                                 \
+        } else {                                                                                                       \
+            stmt;                                                                                                      \
+        }                                                                                                              \
+    } while (0)
+
+static void finish(engine_t *e)
+{
+    lab_result_t *r = e->r;
+    hk_get_stats(e->heap, &r->final_stats);
+    r->check_rc = hk_check(e->heap);
+    /* A seqfit control struct starts with its hk_heap_t, so the handle is the heap. */
+    r->has_counters = strcmp(hk_name(e->heap), "seqfit") == 0;
+    if (r->has_counters) {
+        hk_seqfit_get_counters((const hk_seqfit_t *)(const void *)e->heap, &r->counters);
+    }
+}
+
+static void visit_first(void *ctx, const hk_block_info_t *blk)
+{
+    walk_ctx_t *w = ctx;
+    if (w->first_offset == LAB_NONE) {
+        w->first_offset = offset_of(w->e, blk->start);
+    }
+}
+
+int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t arena_size, const lab_options_t *o,
+               lab_result_t *r)
+{
+    engine_t e;
+    uint32_t *tp[LAB_OP_KINDS];
+    const int timing = o->timing;
+    sampler_t series;
+    sampler_t hmap;
+    uint64_t next_event;
+    uint64_t i;
+    int k;
+    double t_start;
+    double cpu_start;
+
+    memset(r, 0, sizeof(*r));
+    memset(&e, 0, sizeof(e));
+    r->first_failure_rec = LAB_NONE;
+    r->peak_footprint_rec = LAB_NONE;
+    r->control_bytes = LAB_NONE;
+    e.t = t;
+    e.o = o;
+    e.r = r;
+    e.in_arena = (a->flags & LAB_IN_ARENA) != 0;
+    r->in_arena = e.in_arena;
+    e.arena = e.in_arena ? arena : NULL;
+    e.arena_size = e.in_arena ? arena_size : 0;
+    e.heap = a->make(e.arena, e.arena_size, &r->make_status);
+    if (e.heap == NULL) {
+        return 0;
+    }
+    r->made = 1;
+    if (t->ids != 0) {
+        e.slot = malloc((size_t)t->ids * sizeof(*e.slot));
+        e.state = calloc(t->ids, 1);
+        if (e.slot == NULL || e.state == NULL) {
+            goto oom;
+        }
+    }
+    if (o->timing && timing_init(&r->timing, t) != 0) {
+        goto oom;
+    }
+    for (k = 0; k < LAB_OP_KINDS; k++) {
+        tp[k] = r->timing.ticks[k];
+    }
+    series = sampler_for(t->count, o->series);
+    hmap = sampler_for(t->count, e.in_arena ? o->heapmap : 0);
+    if (series.step != 0 && series_init(&r->series, o->series + 1u) != 0) {
+        goto oom;
+    }
+    if (e.in_arena) {
+        walk_ctx_t w;
+        memset(&w, 0, sizeof(w));
+        w.e = &e;
+        w.first_offset = LAB_NONE;
+        hk_walk(e.heap, visit_first, &w);
+        r->control_bytes = w.first_offset;
+    }
+    next_event = series.next < hmap.next ? series.next : hmap.next;
+    if (o->snapshot_rec < next_event) {
+        next_event = o->snapshot_rec;
+    }
+
+    t_start = lab_now_s();
+    cpu_start = lab_cpu_s();
+    for (i = 0; i < t->count; i++) {
+        const lab_rec_t *rec = &t->rec[i];
+        void *p = NULL;
+        uint64_t id = rec->id;
+        switch (rec->op) {
+        case 'm':
+            TIMED(LAB_OP_MALLOC, p = hk_malloc(e.heap, rec->size));
+            if (p != NULL) {
+                adopt(&e, id, p, rec->size, i);
+            } else {
+                e.state[id] = S_FAILED;
+                count_failure(&e, LAB_OP_MALLOC, i);
+            }
+            break;
+        case 'c': {
+            uint64_t n = (uint64_t)rec->size * rec->aux;
+            TIMED(LAB_OP_CALLOC, p = hk_calloc(e.heap, rec->aux, rec->size));
+            if (p != NULL) {
+                if (o->fill && (!e.in_arena || ((uintptr_t)p >= (uintptr_t)e.arena &&
+                                                (uintptr_t)p + n <= (uintptr_t)e.arena + e.arena_size)) &&
+                    !all_zero(p, n)) {
+                    r->calloc_not_zero++;
+                }
+                adopt(&e, id, p, n, i);
+            } else {
+                e.state[id] = S_FAILED;
+                count_failure(&e, LAB_OP_CALLOC, i);
+            }
+            break;
+        }
+        case 'a':
+            TIMED(LAB_OP_ALIGNED, p = hk_aligned_alloc(e.heap, rec->aux, rec->size));
+            if (p != NULL) {
+                if ((uintptr_t)p % rec->aux != 0) {
+                    r->misaligned++;
+                }
+                adopt(&e, id, p, rec->size, i);
+            } else {
+                e.state[id] = S_FAILED;
+                count_failure(&e, LAB_OP_ALIGNED, i);
+                if (rec->aux > HK_ALIGN && e.heap->ops->aligned_alloc == NULL) {
+                    r->unsupported_aligned++;
+                }
+            }
+            break;
+        case 'r': {
+            uint64_t old = rec->aux;
+            if (old == LAB_NULL_ID) {
+                TIMED(LAB_OP_REALLOC, p = hk_realloc(e.heap, NULL, rec->size));
+            } else if (e.state[old] == S_FAILED) {
+                e.state[old] = S_DEAD;
+                r->skipped_frees++;
+                TIMED(LAB_OP_MALLOC, p = hk_malloc(e.heap, rec->size));
+            } else {
+                slot_t *s = &e.slot[old];
+                uint64_t keep = s->req < rec->size ? s->req : rec->size;
+                check_pattern(&e, old, s->req);
+                TIMED(LAB_OP_REALLOC, p = hk_realloc(e.heap, s->ptr, rec->size));
+                if (p != NULL) {
+                    if (o->fill && e.state[old] == S_LIVE &&
+                        (!e.in_arena || ((uintptr_t)p >= (uintptr_t)e.arena &&
+                                         (uintptr_t)p + keep <= (uintptr_t)e.arena + e.arena_size)) &&
+                        !intact(p, keep, old)) {
+                        r->corrupt_blocks++;
+                    }
+                    forget(&e, old);
+                } else {
+                    /* The trace never names old again: give its block back so it does not leak. */
+                    hk_free(e.heap, s->ptr);
+                    forget(&e, old);
+                    r->failed_realloc_frees++;
+                }
+            }
+            if (p != NULL) {
+                adopt(&e, id, p, rec->size, i);
+            } else {
+                e.state[id] = S_FAILED;
+                count_failure(&e, LAB_OP_REALLOC, i);
+            }
+            break;
+        }
+        default: /* 'f' */
+            if (e.state[id] == S_FAILED) {
+                e.state[id] = S_DEAD;
+                r->skipped_frees++;
+                break;
+            }
+            check_pattern(&e, id, e.slot[id].req);
+            TIMED(LAB_OP_FREE, hk_free(e.heap, e.slot[id].ptr));
+            forget(&e, id);
+            break;
+        }
+        r->sum_footprint += (double)r->footprint;
+        r->sum_requested += (double)r->live_requested;
+        if (o->stop_on_failure && r->failures_total != 0) {
+            i++;
+            break;
+        }
+        if (i == next_event) {
+            if (i == o->snapshot_rec) {
+                take_breakdown(&e, i);
+            }
+            if (i == series.next) {
+                take_sample(&e, i);
+                sampler_advance(&series, t->count);
+            }
+            if (i == hmap.next) {
+                take_heapmap(&e, i);
+                sampler_advance(&hmap, t->count);
+            }
+            next_event = series.next < hmap.next ? series.next : hmap.next;
+            if (o->snapshot_rec > i && o->snapshot_rec < next_event) {
+                next_event = o->snapshot_rec;
+            }
+        }
+        if (e.oom) {
+            goto oom;
+        }
+    }
+    r->replay_s = lab_now_s() - t_start;
+    r->replay_cpu_s = lab_cpu_s() - cpu_start;
+    r->completed = i;
+    for (k = 0; k < LAB_OP_KINDS; k++) {
+        r->timing.n[k] = (size_t)(tp[k] - r->timing.ticks[k]);
+    }
+    finish(&e);
+    /* Leave nothing behind in the arena's heap for entries that own outside memory. */
+    if (a->destroy != NULL) {
+        for (i = 0; i < t->ids; i++) {
+            if (e.state[i] == S_LIVE || e.state[i] == S_LIVE_RAW) {
+                hk_free(e.heap, e.slot[i].ptr);
+            }
+        }
+        a->destroy(e.heap);
+    }
+    free(e.slot);
+    free(e.state);
+    free(e.fp);
+    return 0;
+
+oom:
+    if (a->destroy != NULL) {
+        a->destroy(e.heap);
+    }
+    free(e.slot);
+    free(e.state);
+    free(e.fp);
+    return -1;
+}
+
+void lab_result_free(lab_result_t *r)
+{
+    int k;
+    for (k = 0; k < LAB_OP_KINDS; k++) {
+        free(r->timing.ticks[k]);
+    }
+    free(r->series.rec);
+    free(r->series.live_requested);
+    free(r->series.live_granted);
+    free(r->series.footprint);
+    free(r->series.free_bytes);
+    free(r->series.largest_free);
+    free(r->series.free_blocks);
+    free(r->heapmap.snap);
+    free(r->heapmap.block);
+    memset(r, 0, sizeof(*r));
+}

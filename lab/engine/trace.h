@@ -1,0 +1,60 @@
+/*
+ * The binary trace (.hkb, docs/trace-format.md) as the engine sees it: the
+ * file mapped read-only, validated record by record, plus what a pre-pass
+ * over it learns without any allocator (operation counts, peak live
+ * requested bytes and the first record that reaches it).
+ */
+#ifndef LAB_ENGINE_TRACE_H
+#define LAB_ENGINE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LAB_HKB_HEADER 32u
+#define LAB_HKB_RECORD 16u
+#define LAB_NULL_ID 0xFFFFFFFFu
+
+/* A record exactly as stored (the engine runs on little-endian hosts only). */
+typedef struct lab_rec {
+    uint8_t op;
+    uint8_t reserved;
+    uint16_t tid;
+    uint32_t id;
+    uint32_t size;
+    uint32_t aux;
+} lab_rec_t;
+
+/* Operation kinds, indexing per-kind counters and timing arrays. */
+enum { LAB_OP_MALLOC, LAB_OP_CALLOC, LAB_OP_ALIGNED, LAB_OP_REALLOC, LAB_OP_FREE, LAB_OP_KINDS };
+
+extern const char *const lab_op_names[LAB_OP_KINDS];
+
+typedef struct lab_trace {
+    const char *path;
+    const lab_rec_t *rec;
+    uint64_t count;        /* records */
+    uint32_t ids;          /* one past the largest id */
+    void *map;
+    size_t map_len;
+    /* From the pre-pass, assuming every allocation succeeds. */
+    uint64_t ops[LAB_OP_KINDS];
+    uint64_t peak_live;    /* peak of live requested bytes */
+    uint64_t peak_live_rec; /* first record after which live == peak_live (0 if no record) */
+    uint64_t peak_blocks;  /* peak number of live ids */
+    uint64_t max_align;    /* largest alignment asked by an `a` record (0: none) */
+} lab_trace_t;
+
+/* Requested bytes of an allocating record (calloc: nmemb * size, in 64 bits). */
+static inline uint64_t lab_rec_bytes(const lab_rec_t *r)
+{
+    return r->op == 'c' ? (uint64_t)r->size * r->aux : r->size;
+}
+
+/*
+ * Map and validate path. On failure returns -1 with a one-line message in
+ * err naming the file and, for a bad record, its index.
+ */
+int lab_trace_open(lab_trace_t *t, const char *path, char *err, size_t errlen);
+void lab_trace_close(lab_trace_t *t);
+
+#endif

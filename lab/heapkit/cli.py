@@ -1,0 +1,611 @@
+"""The ``heapkit`` command line.
+
+Subcommands: import, gen, info, workloads, bench, size, trace, report, demo.
+``trace`` (capture a program), ``report`` and ``demo`` are implemented in
+heapkit/capture.py, heapkit/report.py and heapkit/demo.py, each exposing
+``run(args: argparse.Namespace) -> int``; bench and size drive the replay
+engine through heapkit/engine.py.
+
+Every user error (bad arguments, missing files, malformed traces) ends the
+program with one line on stderr, ``heapkit: error: ...``, and status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .errors import HeapkitError
+from .importers import FORMATS, import_trace
+from .trace import FORM_BINARY, Trace, form_of_path, sniff_form, write_trace
+from .workloads import WORKLOADS, get as get_workload
+
+PROG = "heapkit"
+
+
+# --------------------------------------------------------------------------
+# argparse that reports in one line
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        hint = f" (see '{self.prog} --help')"
+        raise _UsageError(f"{message}{hint}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _die(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+def _load_any(path: str, fmt: str = "auto") -> Trace:
+    """A heapkit trace from any supported file (external formats are imported)."""
+    return import_trace(path, fmt).trace
+
+
+def _parse_params(workload: str, items: Sequence[str] | None) -> dict[str, Any]:
+    defaults = get_workload(workload).params()
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise HeapkitError(f"--param expects KEY=VALUE, got {item!r}")
+        if key not in defaults:
+            raise HeapkitError(f"{workload}: unknown parameter {key!r} "
+                               f"(has: {', '.join(defaults)})")
+        kind = type(defaults[key])
+        try:
+            out[key] = kind(value) if kind is not bool else value.lower() in ("1", "true", "yes")
+        except ValueError:
+            raise HeapkitError(f"{workload}: parameter {key} expects "
+                               f"{'an integer' if kind is int else kind.__name__}, "
+                               f"got {value!r}") from None
+    return out
+
+
+def _engine():
+    if importlib.util.find_spec("heapkit.engine") is None:
+        raise HeapkitError("the replay engine is not available (heapkit/engine.py is "
+                           "missing; build lab/engine and reinstall)")
+    try:
+        return importlib.import_module("heapkit.engine")
+    except ImportError as e:
+        raise HeapkitError(f"the replay engine failed to load: {e}") from None
+
+
+def _plugin(name: str, what: str):
+    """heapkit.<name>, or a clear error when that module is not installed."""
+    if importlib.util.find_spec(f"heapkit.{name}") is None:
+        raise HeapkitError(f"'heapkit {what}' is not available in this installation "
+                           f"(heapkit/{name}.py is missing)")
+    return importlib.import_module(f"heapkit.{name}")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], right: set[int]) -> str:
+    cells = [list(map(str, header))] + [["-" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for n, r in enumerate(cells):
+        parts = [c.rjust(w) if i in right else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths))]
+        lines.append("  ".join(parts).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _human_bytes(n: float | None) -> str | None:
+    if n is None:
+        return None
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return None
+
+
+# --------------------------------------------------------------------------
+# reading engine results
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.update(_flatten(v, f"{prefix}{k}".lower() + "."))
+    elif isinstance(d, (int, float)) and not isinstance(d, bool):
+        out[prefix[:-1]] = d
+    return out
+
+
+def _find(flat: dict[str, Any], want_all: Sequence[str], last: Sequence[str],
+          avoid: Sequence[str] = ()) -> Any:
+    """First number whose dotted key contains all of *want_all*, none of
+    *avoid*, and whose last component is one of *last* (in that order of
+    preference)."""
+    for name in last:
+        for key, value in flat.items():
+            parts = key.split(".")
+            head = ".".join(parts[:-1])
+            if parts[-1] != name:
+                continue
+            if all(w in key for w in want_all) and not any(a in head for a in avoid):
+                return value
+    return None
+
+
+def _at(d: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(d, dict) or part not in d:
+            return None
+        d = d[part]
+    return d if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+
+
+# Where the engine's result (docs/results-format.md, "heapkit-replay" v1)
+# keeps each column; _find() below is the fallback for other layouts.
+_BENCH_PATHS = {
+    "ops": "replay.completed_records",
+    "failures": "replay.failures.total",
+    "malloc_p50": "replay.timing.malloc.p50",
+    "malloc_p99": "replay.timing.malloc.p99",
+    "malloc_max": "replay.timing.malloc.max",
+    "free_p50": "replay.timing.free.p50",
+    "free_max": "replay.timing.free.max",
+    "peak_footprint": "replay.memory.peak_footprint",
+}
+
+
+def bench_row(result: dict) -> dict[str, Any]:
+    """The table columns of one engine.replay() result.
+
+    Read from the engine's layout (``replay.timing.malloc.p50``,
+    ``replay.fragmentation.jw4`` as a fraction, ...); for a result in
+    another layout, the first number under a similar key is used.
+    """
+    flat = _flatten(result)
+    row: dict[str, Any] = {k: _at(result, p) for k, p in _BENCH_PATHS.items()}
+    jw4 = _at(result, "replay.fragmentation.jw4")
+    row["frag4_pct"] = None if jw4 is None else 100.0 * jw4
+    if row["ops"] is None:
+        row["ops"] = _find(flat, [], ["completed_records", "ops", "events", "records"])
+    if row["failures"] is None:
+        row["failures"] = _find(flat, ["fail"], ["total", "failures", "failed", "fail_count"])
+    for op, avoid in (("malloc", ("realloc", "free")), ("free", ())):
+        for stat, names in (("p50", ["p50", "p50_ns", "median"]), ("p99", ["p99", "p99_ns"]),
+                            ("max", ["max", "max_ns"])):
+            if row.get(f"{op}_{stat}", 0) is None:
+                row[f"{op}_{stat}"] = _find(flat, [op], names, avoid)
+    if row["frag4_pct"] is None:
+        frac = _find(flat, ["frag"], ["jw4", "frag4", "measure4", "m4"])
+        row["frag4_pct"] = None if frac is None else 100.0 * frac
+    if row["peak_footprint"] is None:
+        row["peak_footprint"] = _find(flat, [], ["peak_footprint", "footprint", "high_water"])
+    return row
+
+
+def size_row(result: dict) -> tuple[Any, Any]:
+    """(min_arena, peak_live_requested) of one engine.size_search() result."""
+    for base in ("search.", ""):
+        arena = _at(result, base + "min_arena")
+        peak = _at(result, base + "peak_live_requested")
+        if arena is not None or peak is not None:
+            return arena, peak if peak is not None else _at(result, "trace.peak_live_requested")
+    return None, _at(result, "trace.peak_live_requested")
+
+
+def _num(v: Any, fmt: str = "{:.0f}") -> str | None:
+    return None if v is None else fmt.format(v)
+
+
+# --------------------------------------------------------------------------
+# commands
+
+def cmd_import(args: argparse.Namespace) -> int:
+    if form_of_path(args.output) is None:
+        raise HeapkitError(f"{args.output}: output name must end in .hkt, .hkt.gz or .hkb")
+    res = import_trace(args.src, args.format)
+    write_trace(res.trace, args.output)
+    if not args.quiet:
+        print(f"wrote {args.output}")
+        for line in res.summary_lines():
+            print("  " + line)
+    return 0
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    if form_of_path(args.output) is None:
+        raise HeapkitError(f"{args.output}: output name must end in .hkt, .hkt.gz or .hkb")
+    params = _parse_params(args.workload, args.param)
+    trace = get_workload(args.workload).generate(args.seed, **params)
+    write_trace(trace, args.output)
+    if not args.quiet:
+        st = trace.stats()
+        print(f"wrote {args.output}: {st.events} events, {st.ids} ids, "
+              f"peak live {st.peak_live_bytes} bytes, {st.threads} thread(s)")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    res = import_trace(args.trace, args.format)
+    st = res.trace.stats()
+    if args.json:
+        d = st.as_dict()
+        if res.format != "heapkit":
+            d["import"] = res.as_dict()
+        print(json.dumps(d, indent=2))
+        return 0
+    print(f"{args.trace}" + ("" if res.format == "heapkit" else f" (imported from {res.format})"))
+    for line in st.lines():
+        print("  " + line)
+    if res.format != "heapkit":
+        for line in res.summary_lines()[3:]:
+            print("  " + line)
+    return 0
+
+
+def cmd_workloads(args: argparse.Namespace) -> int:
+    if args.name:
+        w = get_workload(args.name)
+        print(f"{w.name}: {w.summary}\n")
+        print("parameters: " + " ".join(f"{k}={v}" for k, v in w.params().items()))
+        print("\n" + inspect.cleandoc(w.func.__doc__ or ""))
+        return 0
+    width = max(map(len, WORKLOADS))
+    for w in WORKLOADS.values():
+        print(f"{w.name.ljust(width)}  {w.summary}")
+        print(f"{' ' * width}  params: " + " ".join(f"{k}={v}" for k, v in w.params().items()))
+    return 0
+
+
+def _selected(args: argparse.Namespace, engine) -> tuple[list[str], list[tuple[str, str]], Any]:
+    """Allocators, (name, .hkb path) pairs and the temp dir holding generated files."""
+    available = list(engine.list_allocators())
+    if args.alloc:
+        allocs = [a.strip() for a in args.alloc.split(",") if a.strip()]
+        unknown = [a for a in allocs if a not in available]
+        if unknown:
+            raise HeapkitError(f"unknown allocator(s) {', '.join(unknown)} "
+                               f"(available: {', '.join(available)})")
+    else:
+        allocs = available
+    if not allocs:
+        raise HeapkitError("no allocators to run")
+    if not args.trace and not args.workload:
+        raise HeapkitError("give at least one --trace FILE or --workload NAME")
+    tmp = tempfile.TemporaryDirectory(prefix="heapkit-")
+    try:
+        return allocs, _prepare_traces(args, tmp.name), tmp
+    except BaseException:
+        tmp.cleanup()
+        raise
+
+
+def _prepare_traces(args: argparse.Namespace, tmpdir: str) -> list[tuple[str, str]]:
+    """(display name, .hkb path) for every --trace and --workload, in order.
+
+    Binary traces are validated and used in place; other files are imported
+    (any supported format) and workloads generated into *tmpdir*.
+    """
+    traces: list[tuple[str, str]] = []
+    names: set[str] = set()
+
+    def unique(name: str) -> str:
+        base, k = name, 2
+        while name in names:
+            name, k = f"{base}#{k}", k + 1
+        names.add(name)
+        return name
+
+    for path in args.trace or ():
+        name = unique(Path(path).name.split(".")[0] or path)
+        trace = _load_any(path)
+        with open(path, "rb") as f:
+            binary = sniff_form(f.read(16)) == FORM_BINARY
+        if binary:
+            traces.append((name, path))
+        else:
+            out = os.path.join(tmpdir, f"{len(traces)}-{name}.hkb")
+            write_trace(trace, out)
+            traces.append((name, out))
+    for wname in args.workload or ():
+        w = get_workload(wname)
+        out = os.path.join(tmpdir, f"{len(traces)}-{w.name}.hkb")
+        write_trace(w.generate(args.seed), out)
+        traces.append((unique(w.name), out))
+    return traces
+
+
+def _run_engine(what: str, func, alloc: str, name: str, *a, **kw):
+    try:
+        return func(*a, **kw)
+    except Exception as e:   # the engine's own failures: report, no traceback
+        raise HeapkitError(f"{what} of {name} with {alloc} failed: {e}") from None
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+    engine = _engine()
+    allocs, traces, tmp = _selected(args, engine)
+    runs = []
+    with tmp:
+        pairs = [(a, t) for t in traces for a in allocs]
+        for alloc, (name, path) in tqdm(pairs, desc="bench", unit="run", disable=None,
+                                        file=sys.stderr):
+            kw = {"series": args.series}
+            if args.arena is not None:
+                kw["arena"] = args.arena
+            result = _run_engine("replay", engine.replay, alloc, name, path, alloc, **kw)
+            runs.append({"allocator": alloc, "trace": name, "arena": args.arena,
+                         "result": result})
+    rows = []
+    for r in runs:
+        m = bench_row(r["result"] if isinstance(r["result"], dict) else {})
+        rows.append([r["allocator"], r["trace"], _num(m["ops"]), _num(m["failures"]),
+                     _num(m["malloc_p50"]), _num(m["malloc_p99"]), _num(m["malloc_max"]),
+                     _num(m["free_p50"]), _num(m["free_max"]),
+                     _num(m["frag4_pct"], "{:.1f}"), _human_bytes(m["peak_footprint"])])
+    header = ["allocator", "trace", "ops", "failures", "malloc p50 ns", "malloc p99 ns",
+              "malloc max ns", "free p50 ns", "free max ns", "frag #4 %", "peak footprint"]
+    print(_table(header, rows, right=set(range(2, len(header)))))
+    if args.json:
+        _write_json(args.json, {"kind": "heapkit-bench", "version": 1, "runs": runs})
+    return 0
+
+
+def cmd_size(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+    engine = _engine()
+    allocs, traces, tmp = _selected(args, engine)
+    runs = []
+    with tmp:
+        pairs = [(a, t) for t in traces for a in allocs]
+        for alloc, (name, path) in tqdm(pairs, desc="size", unit="search", disable=None,
+                                        file=sys.stderr):
+            result = _run_engine("size search", engine.size_search, alloc, name, path, alloc)
+            runs.append({"allocator": alloc, "trace": name, "result": result})
+    rows, ratios = [], {a: [] for a in allocs}
+    for r in runs:
+        arena, peak = size_row(r["result"] if isinstance(r["result"], dict) else {})
+        ratio = arena / peak if arena and peak else None
+        if ratio is not None:
+            ratios[r["allocator"]].append(ratio)
+        r["ratio"] = ratio
+        rows.append([r["allocator"], r["trace"], _num(arena), _num(peak),
+                     _num(ratio, "{:.3f}")])
+    header = ["allocator", "trace", "min arena", "peak live", "ratio"]
+    print(_table(header, rows, right={2, 3, 4}))
+    print()
+    gm_rows = []
+    geomeans = {}
+    for a in allocs:
+        xs = ratios[a]
+        gm = math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+        geomeans[a] = gm
+        gm_rows.append([a, _num(gm, "{:.3f}"), f"{len(xs)}/{len(traces)}"])
+    print(_table(["allocator", "geomean ratio", "traces"], gm_rows, right={1, 2}))
+    if args.json:
+        _write_json(args.json, {"kind": "heapkit-size", "version": 1, "runs": runs,
+                                "geomean_ratio": geomeans})
+    return 0
+
+
+def _write_json(path: str, data: Any) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, default=_json_default)
+            f.write("\n")
+    except OSError as e:
+        raise HeapkitError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def _json_default(o: Any):
+    try:
+        import numpy as np
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    return int(_plugin("capture", "trace").run(args) or 0)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    args.results = list(getattr(args, "results_pos", None) or []) + \
+        list(getattr(args, "results_opt", None) or [])
+    return int(_plugin("report", "report").run(args) or 0)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return int(_plugin("demo", "demo").run(args) or 0)
+
+
+# --------------------------------------------------------------------------
+# parser
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="heapkit lab: allocation traces, workloads, "
+                "and replays that show which allocator fits a workload.")
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = p.add_subparsers(dest="subcommand", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    s = sub.add_parser("import", help="convert an external allocation log to a heapkit trace",
+                       description="Convert a wee_alloc trace, an Android memory_replay dump "
+                       "(text or .zip), glibc mtrace output or valgrind --trace-malloc=yes "
+                       "output (any of them may be gzipped) to a heapkit trace. The output "
+                       "name picks the encoding: .hkt, .hkt.gz or .hkb.")
+    s.add_argument("src", metavar="SRC", help="file to import")
+    s.add_argument("-o", "--output", required=True, metavar="OUT", help="trace to write")
+    s.add_argument("--format", choices=("auto",) + FORMATS, default="auto",
+                   help="input format (default: detect from the content)")
+    s.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("gen", help="generate a synthetic workload trace",
+                       description="Generate a workload trace (see 'heapkit workloads'). "
+                       "The same seed and parameters always give the same bytes.")
+    s.add_argument("workload", metavar="WORKLOAD", choices=list(WORKLOADS),
+                   help="one of: " + ", ".join(WORKLOADS))
+    s.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="trace to write (.hkt, .hkt.gz or .hkb)")
+    s.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    s.add_argument("-p", "--param", action="append", metavar="KEY=VALUE",
+                   help="set a workload parameter; repeatable")
+    s.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    s.set_defaults(func=cmd_gen)
+
+    s = sub.add_parser("info", help="summarise a trace",
+                       description="Print a trace's summary: events by type, peak live "
+                       "requested bytes, max size, threads. External formats are imported "
+                       "on the fly.")
+    s.add_argument("trace", metavar="TRACE")
+    s.add_argument("--format", choices=("auto",) + FORMATS, default="auto",
+                   help="input format (default: detect)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("workloads", help="list the workload generators",
+                       description="List the workload generators and their parameters, or "
+                       "describe one in full.")
+    s.add_argument("name", nargs="?", metavar="NAME", help="describe this workload")
+    s.set_defaults(func=cmd_workloads)
+
+    def selection(s: argparse.ArgumentParser) -> None:
+        s.add_argument("--alloc", metavar="A,B,...",
+                       help="allocators to run, comma-separated (default: all)")
+        s.add_argument("--trace", nargs="+", action="extend", metavar="FILE",
+                       help="trace files (heapkit or any importable format)")
+        s.add_argument("--workload", nargs="+", action="extend", metavar="NAME",
+                       choices=list(WORKLOADS), help="workloads to generate (default params)")
+        s.add_argument("--seed", type=int, default=1, help="seed for --workload (default 1)")
+        s.add_argument("--json", metavar="OUT", help="save all results as JSON")
+
+    s = sub.add_parser("bench", help="replay traces against allocators",
+                       description="Replay every trace/workload against every allocator "
+                       "and print: allocator, trace, ops, failures, malloc p50/p99/max ns, "
+                       "free p50/max ns, fragmentation (Johnstone-Wilson measure #4) and "
+                       "peak footprint.")
+    selection(s)
+    s.add_argument("--arena", type=_positive_int, metavar="BYTES",
+                   help="arena size (default: the engine's)")
+    s.add_argument("--series", type=_positive_int, default=200, metavar="N",
+                   help="points of the time series the engine records (default 200)")
+    s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("size", help="smallest arena each allocator needs",
+                       description="Binary-search the smallest arena on which each trace "
+                       "replays without a failed allocation, per allocator; print it with "
+                       "the ratio to the peak live requested bytes and each allocator's "
+                       "geometric mean ratio.")
+    selection(s)
+    s.set_defaults(func=cmd_size)
+
+    s = sub.add_parser("trace", help="record a program's allocations to a binary trace",
+                       description="Run PROGRAM with the LD_PRELOAD recorder (lab/capture/) "
+                       "and write the trace of the process it starts as. Exit status: "
+                       "PROGRAM's (128+N when killed by signal N); 2 for heapkit's own errors.")
+    s.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="trace to write (.hkb, .hkt or .hkt.gz)")
+    s.add_argument("--all-processes", action="store_true",
+                   help="also keep the trace of every other process PROGRAM started, "
+                   "each as OUT with .PID before the extension (not merged)")
+    s.add_argument("command", nargs=argparse.REMAINDER, metavar="PROGRAM [ARGS...]",
+                   help="program to run (put it after --)")
+    s.set_defaults(func=cmd_trace)
+
+    s = sub.add_parser("report", help="build one self-contained HTML report",
+                       description="Build one HTML page (tables, plots embedded as PNG) "
+                       "from the JSON saved by 'heapkit demo', 'heapkit bench --json' or "
+                       "'heapkit size --json'. Without results it runs the demo's replays "
+                       "itself first.")
+    s.add_argument("results_pos", nargs="*", metavar="RESULTS", help="JSON files")
+    s.add_argument("--results", dest="results_opt", action="append", metavar="FILE",
+                   help="a results JSON file; repeatable (same as RESULTS)")
+    s.add_argument("-o", "--output", default="report.html", metavar="FILE",
+                   help="HTML file to write (default: report.html)")
+    s.add_argument("--quick", action="store_true",
+                   help="without results: run the demo's reduced (--quick) set")
+    s.add_argument("--title", default="heapkit report", help="report title")
+    s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("demo", help="run every allocator on every workload and real trace",
+                       description="Generate every workload, import the real traces "
+                       "(../shared/traces next to the repository), replay them against "
+                       "every allocator, size-search the real traces, print the summary "
+                       "table, and write OUTDIR/results.json and OUTDIR/report.html.")
+    s.add_argument("-o", "--output", default="heapkit-demo", metavar="OUTDIR",
+                   help="output directory (default: heapkit-demo)")
+    s.add_argument("--quick", action="store_true",
+                   help="smaller workloads and trace prefixes (a minute instead of several)")
+    s.add_argument("--jobs", type=_positive_int, default=2, metavar="N",
+                   help="engine runs at once (default 2)")
+    s.add_argument("--traces", metavar="DIR",
+                   help="directory with wee_alloc/*.trace and aosp/*.zip "
+                   "(default: ../shared/traces from the repository root)")
+    s.set_defaults(func=cmd_demo)
+    return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.func is cmd_trace:
+            if args.command and args.command[0] == "--":
+                args.command = args.command[1:]
+            if not args.command:
+                raise _UsageError("trace: give the program to run after -- "
+                                  "(see 'heapkit trace --help')")
+        return int(args.func(args) or 0)
+    except _UsageError as e:
+        return _die(str(e))
+    except HeapkitError as e:
+        return _die(str(e))
+    except SystemExit as e:          # --help, --version
+        return e.code if isinstance(e.code, int) else 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output closed early (heapkit ... | head): not an error worth a trace.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Python side of the C replay engine (``hk-replay``, lab/engine/).
+
+The engine does all the work; this module finds (or builds) the binary,
+runs it with ``--json -`` and hands back the parsed result, whose layout is
+docs/results-format.md::
+
+    from heapkit import engine
+    res = engine.replay("t.hkb", "tlsf")
+    res["replay"]["fragmentation"]["jw4"]
+    engine.size_search("t.hkb", "tlsf")["search"]["min_arena"]
+    engine.list_allocators()
+
+Where the binary comes from: ``$HEAPKIT_REPLAY`` if set, else
+the build tree's ``lab/engine/hk-replay`` (see :mod:`heapkit.native`), built
+with CMake when it is missing (:func:`build` rebuilds on demand).
+
+Traces: ``.hkb`` files go to the engine as they are; ``.hkt`` / ``.hkt.gz``
+files (and :class:`heapkit.trace.Trace` objects) are converted to a
+temporary ``.hkb`` through :mod:`heapkit.trace` first.
+
+Errors the engine reports (bad arguments, a malformed trace, an arena the
+allocator refuses) raise :class:`EngineError`, a
+:class:`~heapkit.errors.HeapkitError` whose message is the engine's one line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from . import native
+from .errors import HeapkitError
+from .native import BUILD_DIR, REPO_ROOT
+
+__all__ = [
+    "EngineError", "REPO_ROOT", "BUILD_DIR", "binary_path", "build", "find_binary",
+    "replay", "size_search", "list_allocators", "as_hkb",
+]
+
+DEFAULT_TARGET = "hk-replay"
+ENV_BINARY = "HEAPKIT_REPLAY"
+HKB_MAGIC = b"HKTRACE\0"
+
+
+class EngineError(HeapkitError):
+    """The engine refused its input or failed; ``str(e)`` is its one-line message."""
+
+    def __init__(self, message: str, *, returncode: int | None = None,
+                 argv: list[str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.returncode = returncode
+        self.argv = argv
+
+
+# --------------------------------------------------------------------------
+# Finding and building the binary
+
+def binary_path(target: str = DEFAULT_TARGET) -> Path:
+    """Where the build puts *target* (it may not exist yet)."""
+    return BUILD_DIR / "lab" / "engine" / target
+
+
+def build(target: str = DEFAULT_TARGET) -> Path:
+    """Configure (if needed) and build *target*; returns its path."""
+    try:
+        return native.build(target, binary_path(target))
+    except EngineError:
+        raise
+    except HeapkitError as e:
+        raise EngineError(str(e)) from None
+
+
+def find_binary() -> Path:
+    """``$HEAPKIT_REPLAY``, else the build tree's hk-replay, built if missing."""
+    try:
+        return native.find(ENV_BINARY, DEFAULT_TARGET, binary_path())
+    except HeapkitError as e:
+        raise EngineError(str(e)) from None
+
+
+# --------------------------------------------------------------------------
+# Traces
+
+_converted: dict[tuple[str, int, int], Path] = {}
+_tmpdir: Path | None = None
+
+
+def _scratch() -> Path:
+    global _tmpdir
+    if _tmpdir is None:
+        _tmpdir = Path(tempfile.mkdtemp(prefix="heapkit-engine-"))
+        atexit.register(shutil.rmtree, _tmpdir, True)
+    return _tmpdir
+
+
+def as_hkb(trace: Any) -> Path:
+    """A .hkb path for *trace*: a path to any heapkit encoding, or a Trace.
+
+    Binary traces are used in place (the engine validates them); text ones
+    are converted once per process and file version through heapkit.trace.
+    """
+    if hasattr(trace, "to_bytes") and hasattr(trace, "records"):
+        out = _scratch() / f"trace-{id(trace)}-{len(_converted)}.hkb"
+        out.write_bytes(trace.to_bytes())
+        _converted[(str(out), 0, 0)] = out
+        return out
+    path = Path(os.fspath(trace))
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(HKB_MAGIC))
+        st = path.stat()
+    except FileNotFoundError:
+        raise EngineError(f"{path}: no such file") from None
+    except OSError as e:
+        raise EngineError(f"{path}: {e.strerror or e}") from None
+    if head == HKB_MAGIC or path.suffix == ".hkb":
+        return path
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _converted:
+        from .trace import Trace  # numpy is only needed for text traces
+
+        out = _scratch() / f"{path.name}.{len(_converted)}.hkb"
+        Trace.load(path).save(out, "hkb")
+        _converted[key] = out
+    return _converted[key]
+
+
+# --------------------------------------------------------------------------
+# Running the engine
+
+def _run(argv: list[str], *, binary: str | os.PathLike | None = None,
+         preload: str | None = None, want_json: bool = True) -> Any:
+    exe = str(binary) if binary is not None else str(find_binary())
+    full = [exe] + argv
+    env = None
+    if preload is not None:
+        env = dict(os.environ)
+        env["LD_PRELOAD"] = preload
+    proc = subprocess.run(full, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        if proc.returncode < 0:
+            msg = f"hk-replay died from signal {-proc.returncode} ({' '.join(argv)})"
+        elif lines:
+            msg = lines[-1].removeprefix("hk-replay: ")
+        else:
+            msg = f"hk-replay exited with status {proc.returncode}"
+        raise EngineError(msg, returncode=proc.returncode, argv=full)
+    if not want_json:
+        return proc.stdout
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise EngineError(f"hk-replay printed malformed JSON ({e})", argv=full) from None
+
+
+def replay(trace_path: Any, allocator: str, arena: int | None = None, series: int = 200,
+           heapmap: int = 0, timing: bool = True, *, heapmap_cap: int | None = None,
+           preload: str | None = None, binary: str | os.PathLike | None = None) -> dict:
+    """Replay a trace against *allocator*; the engine's JSON result as a dict.
+
+    arena: bytes (default: the engine's, max(64 KiB, 4 x peak live requested));
+    series: hk_get_stats samples (0 for none); heapmap: hk_walk snapshots;
+    timing: time every call; preload: an LD_PRELOAD for the "system" entry
+    (e.g. a libmimalloc.so path); binary: another engine build.
+    """
+    argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator,
+            "--series", str(int(series)), "--heapmap", str(int(heapmap)), "--json", "-"]
+    if arena is not None:
+        argv += ["--arena", str(int(arena))]
+    if heapmap_cap is not None:
+        argv += ["--heapmap-cap", str(int(heapmap_cap))]
+    if not timing:
+        argv.append("--no-timing")
+    return _run(argv, binary=binary, preload=preload)
+
+
+def size_search(trace_path: Any, allocator: str, *,
+                binary: str | os.PathLike | None = None) -> dict:
+    """Smallest arena on which the trace replays without a failed allocation.
+
+    The result's ``search`` holds min_arena, peak_live_requested and ratio
+    (plus the non-monotonicity evidence); ``verify`` is a full replay at
+    min_arena.
+    """
+    argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator, "--size-search", "--json", "-"]
+    return _run(argv, binary=binary)
+
+
+def list_allocators(*, binary: str | os.PathLike | None = None) -> list[str]:
+    """Names the engine accepts for ``allocator``, in table order."""
+    out = _run(["--list"], binary=binary, want_json=False)
+    return [ln.strip() for ln in out.splitlines() if ln.strip()]
