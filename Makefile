@@ -10,6 +10,8 @@
 #                  the cross-compiled size table.
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
+#   make demo      the main job: every workload and real trace against every
+#                  allocator and peer, the summary table and build/demo/report.html
 #   make fuzz      every fuzzer for FUZZ_SECONDS (default 120) each
 #   make sizes     the .text/.data/.bss table for Cortex-M0+/M3/M4F and RV32IMAC
 #   make deps      install the missing Debian packages only
@@ -38,7 +40,7 @@ TIMING := $(BUILD)/timing.txt
 # $(call timed,label,commands): run commands and log how long they took
 timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
 
-.PHONY: test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
+.PHONY: demo test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         timing-start timing-report
 
 test: timing-start deps venv gcc-test lab-test asan-test clang-test fuzz-smoke freestanding sizes timing-report
@@ -75,6 +77,9 @@ $(VENV)/.installed: lab/pyproject.toml
 	$(VENV)/bin/pip install --quiet -e 'lab[test]'
 	@touch $@
 
+demo: build
+	$(VENV)/bin/heapkit demo -o $(BUILD)/demo
+
 lab-test: venv
 	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"
 	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q)
@@ -105,19 +110,7 @@ clang-test:
 	  cmake --build $(BUILD)/clang -j $(JOBS) && \
 	  ctest --test-dir $(BUILD)/clang -j $(JOBS) --output-on-failure)
 
-fuzz-venv: $(VENV)/.installed
-
-$(VENV)/.installed: lab/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e 'lab[test]'
-	@touch $@
-
-lab-test: venv
-	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"
-	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q)
-
-build: deps venv
+fuzz-build: deps
 	cmake -S . -B $(BUILD)/fuzz -DCMAKE_C_COMPILER=clang -DHEAPKIT_FUZZ=ON
 	cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzzers
 

@@ -1,0 +1,554 @@
+"""``heapkit demo``: every allocator on every workload and real trace, then the report.
+
+Steps (``collect`` then ``run``):
+
+1. Traces: every workload of :mod:`heapkit.workloads` (seed 1, default
+   parameters; ``--quick`` shrinks them), every wee_alloc ``*.trace`` and the
+   two AOSP ``memory_replay`` zips found under ``../shared/traces`` next to
+   the repository (``--traces DIR`` overrides), plus the extra traces the
+   report's paper sections need: the cse3320 test as one fixed-order round,
+   the kth process once per size level, prefixes of the kth trace, and a
+   one-malloc-one-free trace (the "fresh heap" of the merge check).
+   Preparation (Python) runs in a process pool.
+2. Runs: ``hk-replay`` for every allocator of ``engine.list_allocators()``
+   on every trace (series and heap-map snapshots on), a size search on
+   every real trace, a size search of itc followed by a replay of itc at each
+   allocator's smallest failure-free arena (the fctma-pools tables), and the
+   extra runs; at most ``--jobs`` engine processes
+   at once (default 2), longest first, behind a tqdm progress bar. An
+   allocation failure is a result; a run the engine refuses becomes an
+   ``error`` entry (n/a in the report) instead of stopping the demo.
+3. Output: the summary table on stdout, ``OUTDIR/results.json`` (the
+   report's input, ``kind: heapkit-demo``) and ``OUTDIR/report.html``.
+
+The AOSP size searches replay a prefix of each trace (the first
+:data:`AOSP_SIZE_PREFIX` records): a full size search of systemui takes
+about a minute for seqfit-next and several for seqfit-worst, which would
+not fit the 10-minute budget; their bench replays use the whole traces.
+Measured on the shared 2-core lab machine: the full demo takes about
+150-180 s wall and 230-240 s CPU (engine processes included), ``--quick``
+about 40 s.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import report as rep
+from .errors import HeapkitError
+
+SEED = 1
+SERIES = 200
+HEAPMAP_SNAPSHOTS = 64
+HEAPMAP_CAP = 16384
+AOSP_SIZE_PREFIX = 200_000        # records of each AOSP trace the size search replays
+QUICK_AOSP_PREFIX = 20_000        # --quick: bench and size search on this prefix
+QUICK_WEE_MAX_LINES = 5_000       # --quick: skip the larger wee_alloc traces
+KTH_WINDOWS = 10
+MERGE_PROBE = 16                  # the fresh-heap reference: malloc(16), free
+
+# --quick: smaller workloads (same generators, same seed).
+QUICK_PARAMS: dict[str, dict[str, int]] = {
+    "itc": {"duration": 600},
+    "kth": {"allocs": 4000, "slots": 512},
+    "cse3320": {"rounds": 20},
+    "buddy-paper": {"rounds": 6},
+    "ramp": {"events": 4000},
+    "peak": {"events": 4000},
+    "plateau": {"events": 4000, "level": 300},
+    "robson": {"M": 16384},
+}
+KTH_LEVEL_ALLOCS = 50_000
+QUICK_KTH_LEVEL_ALLOCS = 2_000
+
+WORKLOAD_PAPERS = {
+    "itc": "fctma-pools' inter-task communication benchmark.",
+    "kth": "buddy-kth's benchmark (8 size levels, random slots).",
+    "cse3320": "fits-cse3320's five-step fragmentation test, repeated.",
+    "buddy-paper": "buddy-freertos' 20 timed allocations and fragment/free-all rounds.",
+    "ramp": "Wilson et al. ramp pattern.",
+    "peak": "Wilson et al. peaks pattern.",
+    "plateau": "Wilson et al. plateau pattern.",
+    "robson": "Oblivious Robson-style adversary.",
+}
+
+
+def default_traces_dir() -> Path:
+    from .engine import REPO_ROOT
+    return REPO_ROOT.parent / "shared" / "traces"
+
+
+# --------------------------------------------------------------------------
+# Trace preparation (runs in worker processes: plain arguments, plain results)
+
+def kth_level_trace(level: int, seed: int = SEED, allocs: int = KTH_LEVEL_ALLOCS,
+                    slots: int = 4096, header: int = 24):
+    """The kth process with every request drawn from one size level.
+
+    Same slot buffer and replacement rule as :func:`heapkit.workloads.kth`
+    (a random slot; a block already there is freed first), sizes uniform in
+    the level's range; the buddy-kth paper measured its cost per level this way.
+    """
+    from .trace import TraceBuilder
+    from .workloads import Rng, kth_level_bounds
+    lo, hi = kth_level_bounds(header)[level]
+    rng = Rng(seed)
+    b = TraceBuilder()
+    buf: list[int | None] = [None] * slots
+    for _ in range(allocs):
+        size = rng.between(lo, hi)
+        slot = rng.below(slots)
+        if buf[slot] is not None:
+            b.free(buf[slot])
+        buf[slot] = b.malloc(size)
+    return b.build(f"kth-level{level}(seed={seed})")
+
+
+def _prepare(spec: dict) -> dict:
+    """Write the .hkb for one trace spec; returns {name: path, ...} entries."""
+    from .importers import import_trace
+    from .trace import Trace, TraceBuilder, write_trace
+    from .workloads import get as get_workload
+    out = Path(spec["out"])
+    kind = spec["kind"]
+    made: dict[str, Any] = {}
+    if kind == "workload":
+        trace = get_workload(spec["workload"]).generate(SEED, **spec["params"])
+    elif kind == "import":
+        trace = import_trace(spec["source"]).trace
+    elif kind == "kth_level":
+        trace = kth_level_trace(spec["level"], allocs=spec["allocs"], slots=spec["slots"])
+    elif kind == "probe":
+        b = TraceBuilder()
+        b.free(b.malloc(MERGE_PROBE))
+        trace = b.build("fresh-heap probe")
+    else:
+        raise ValueError(kind)
+    recs = trace.records
+    full_prefix = spec.get("prefix")
+    if full_prefix and len(recs) > full_prefix:
+        recs = recs[:full_prefix]
+        trace = Trace(recs, trace.name, validate=False)
+    write_trace(trace, out)
+    made["path"] = str(out)
+    made["records"] = len(recs)
+    made["peak_live"] = int(trace.stats().peak_live_bytes)
+    for n, p in spec.get("prefixes", {}).items():   # extra prefix files of the same trace
+        if len(recs) > int(n):
+            write_trace(Trace(recs[:int(n)], trace.name, validate=False), p)
+            made.setdefault("prefix_paths", {})[n] = p
+    for n in spec.get("windows", []):               # kth windows: prefixes by share
+        k = max(1, len(recs) * n // KTH_WINDOWS)
+        p = str(out) + f".w{n}.hkb"
+        write_trace(Trace(recs[:k], trace.name, validate=False), p)
+        made.setdefault("window_paths", {})[n] = p
+    return made
+
+
+def trace_specs(tmp: Path, traces_dir: Path, quick: bool) -> tuple[list[dict], dict[str, dict]]:
+    """(specs to prepare, trace info for the report) for the demo's traces."""
+    from .workloads import WORKLOADS, kth_level_bounds
+    specs: list[dict] = []
+    info: dict[str, dict] = {}
+    for name, w in WORKLOADS.items():
+        params = dict(QUICK_PARAMS.get(name, {})) if quick else {}
+        spec = {"name": name, "kind": "workload", "workload": name, "params": params,
+                "out": str(tmp / f"{name}.hkb"), "role": "bench"}
+        if name == "kth":
+            spec["windows"] = list(range(1, KTH_WINDOWS + 1))
+        specs.append(spec)
+        all_params = {**w.params(), **params}
+        info[name] = {"kind": "workload", "label": f"Workload '{name}' (seed {SEED}): "
+                      f"{WORKLOAD_PAPERS.get(name, w.summary)}",
+                      "params": all_params,
+                      "note": ("Parameters: " + ", ".join(f"{k}={v}" for k, v in params.items())
+                               + " (--quick).") if params else ""}
+    wee = sorted((traces_dir / "wee_alloc").glob("*.trace"))
+    for p in wee:
+        if quick and sum(1 for _ in open(p, "rb")) > QUICK_WEE_MAX_LINES:
+            continue
+        name = p.stem
+        specs.append({"name": name, "kind": "import", "source": str(p),
+                      "out": str(tmp / f"wee-{name}.hkb"), "role": "real"})
+        info[name] = {"kind": "real", "label": f"wee_alloc trace {p.name} (rustwasm/wee_alloc "
+                      "test/traces, valgrind-recorded programs).", "note": ""}
+    for z in ("systemui", "surfaceflinger"):
+        p = traces_dir / "aosp" / f"{z}.zip"
+        if not p.exists():
+            continue
+        spec = {"name": z, "kind": "import", "source": str(p), "out": str(tmp / f"aosp-{z}.hkb"),
+                "role": "real"}
+        if quick:
+            spec["prefix"] = QUICK_AOSP_PREFIX
+            note = f"--quick: first {QUICK_AOSP_PREFIX:,} records only (bench and size search)."
+        else:
+            spec["prefixes"] = {str(AOSP_SIZE_PREFIX): str(tmp / f"aosp-{z}.size.hkb")}
+            note = (f"Bench replays the whole trace; the size search replays its first "
+                    f"{AOSP_SIZE_PREFIX:,} records (time budget).")
+        specs.append(spec)
+        info[z] = {"kind": "real", "label": f"AOSP memory_replay trace {z}.zip (Android "
+                   "system/extras, threads replayed in file order on one thread).", "note": note}
+    bounds = kth_level_bounds()
+    for level in range(len(bounds)):
+        specs.append({"name": f"kth-level{level}", "kind": "kth_level", "level": level,
+                      "allocs": QUICK_KTH_LEVEL_ALLOCS if quick else KTH_LEVEL_ALLOCS,
+                      "slots": 512 if quick else 4096,
+                      "out": str(tmp / f"kth-level{level}.hkb"), "role": "kth_level"})
+    specs.append({"name": "cse3320-single", "kind": "workload", "workload": "cse3320",
+                  "params": {"rounds": 1, "shuffle": 0}, "out": str(tmp / "cse3320-single.hkb"),
+                  "role": "cse_single"})
+    specs.append({"name": "probe", "kind": "probe", "out": str(tmp / "probe.hkb"),
+                  "role": "probe"})
+    return specs, info
+
+
+# --------------------------------------------------------------------------
+# Engine runs (threads: each waits on an hk-replay process)
+
+# Relative cost of an allocator per record, to start the longest runs first.
+_COST = {"seqfit-worst": 12.0, "seqfit-next": 3.0, "freertos-heap2": 4.0}
+
+
+def _slim(result: dict) -> dict:
+    r = result.get("replay")
+    if isinstance(r, dict):
+        r.pop("heapmap", None)
+    return result
+
+
+def _bench_task(path: str, alloc: str, **kw) -> dict:
+    from . import engine
+    try:
+        res = engine.replay(path, alloc, series=SERIES, heapmap=HEAPMAP_SNAPSHOTS,
+                            heapmap_cap=HEAPMAP_CAP, **kw)
+    except engine.EngineError as e:
+        return {"error": str(e)}
+    snaps = rep.get(res, "replay.heapmap.snapshots")
+    out: dict[str, Any] = {}
+    if snaps:
+        out["heapmap_stats"] = rep.heapmap_stats(snaps)
+        out["heapmap_raster"] = rep.pack_heapmap(res)
+        res["replay"]["heapmap"]["snapshots"] = []
+        res["replay"]["heapmap"]["rasterized"] = True
+    out["result"] = res
+    return out
+
+
+def _replay_task(path: str, alloc: str, heapmap: int = 0, **kw) -> dict:
+    from . import engine
+    try:
+        res = engine.replay(path, alloc, series=0, heapmap=heapmap, **kw)
+    except engine.EngineError as e:
+        return {"error": str(e)}
+    out: dict[str, Any] = {}
+    snaps = rep.get(res, "replay.heapmap.snapshots")
+    if snaps:
+        out["heapmap_stats"] = rep.heapmap_stats(snaps)
+    out["result"] = _slim(res)
+    return out
+
+
+def _size_task(path: str, alloc: str) -> dict:
+    from . import engine
+    try:
+        return {"result": engine.size_search(path, alloc)}
+    except engine.EngineError as e:
+        return {"error": str(e)}
+
+
+def default_arena(peak_live: int) -> int:
+    """The engine's default arena rule (docs/metrics.md)."""
+    return (max(64 * 1024, 4 * peak_live) + 63) // 64 * 64
+
+
+def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,
+            progress: bool = True, workdir: str | os.PathLike | None = None) -> dict:
+    """Prepare the traces, run everything, return the report's input (``heapkit-demo``)."""
+    from tqdm import tqdm
+
+    from . import engine
+    t0, cpu0 = time.perf_counter(), _cpu()
+    traces_dir = Path(traces_dir) if traces_dir else default_traces_dir()
+    binary = _engine_binary(progress)
+    allocs = engine.list_allocators(binary=binary)
+    if not allocs:
+        raise HeapkitError("the engine lists no allocators")
+    own_tmp = workdir is None
+    tmp = Path(tempfile.mkdtemp(prefix="heapkit-demo-")) if own_tmp else Path(workdir)
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        specs, info = trace_specs(tmp, traces_dir, quick)
+        made: dict[str, dict] = {}
+        bar = tqdm(total=len(specs), desc="traces", unit="trace", disable=not progress,
+                   file=sys.stderr)
+        with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futs = {pool.submit(_prepare, s): s for s in
+                    sorted(specs, key=lambda s: s["kind"] != "import")}
+            for fut in cf.as_completed(futs):
+                s = futs[fut]
+                try:
+                    made[s["name"]] = {**fut.result(), "spec": s}
+                except Exception as e:   # a broken input trace: report it, keep going
+                    if s["role"] in ("bench", "real"):
+                        info.pop(s["name"], None)
+                    made[s["name"]] = {"error": f"{type(e).__name__}: {e}", "spec": s}
+                bar.update()
+        bar.close()
+        t_prep = time.perf_counter() - t0
+        tasks = _tasks(made, allocs, quick)
+        data = _execute(tasks, made, allocs, info, jobs, progress)
+    finally:
+        if own_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    data["meta"].update({
+        "generated": datetime.datetime.now().isoformat(timespec="seconds"),
+        "host": rep.host_description(), "quick": quick, "allocators": allocs,
+        "engine_binary": str(binary),
+        "timing": {"wall_s": wall, "cpu_s": cpu, "prepare_wall_s": t_prep, "jobs": jobs,
+                   "load_avg_at_end": list(os.getloadavg())},
+        "size_prefix_note": ("AOSP traces: " + (
+            f"first {QUICK_AOSP_PREFIX:,} records (--quick)." if quick else
+            f"the size search replays the first {AOSP_SIZE_PREFIX:,} records of each "
+            "(a full search of systemui takes minutes for seqfit-next/-worst); the "
+            "bench replays use the whole traces.")),
+        "notes": _notes(quick, made),
+    })
+    return data
+
+
+def _engine_binary(progress: bool) -> Path:
+    """$HEAPKIT_REPLAY, else the build tree's hk-replay brought up to date with
+    CMake (a no-op when it is); a failing rebuild falls back to the old binary."""
+    from . import engine
+    if os.environ.get(engine.ENV_BINARY):
+        return engine.find_binary()
+    try:
+        return engine.build()
+    except engine.EngineError as e:
+        if not engine.binary_path().exists():
+            raise
+        if progress:
+            print(f"heapkit demo: rebuilding hk-replay failed, using the existing binary "
+                  f"({str(e).splitlines()[0]})", file=sys.stderr)
+        return engine.binary_path()
+
+
+def _cpu() -> float:
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def _notes(quick: bool, made: dict) -> list[str]:
+    notes = []
+    bad = [f"{n}: {m['error']}" for n, m in made.items() if "error" in m]
+    if bad:
+        notes.append("Traces that could not be prepared: " + "; ".join(bad))
+    if quick:
+        notes.append("--quick: workloads shrunk (see each trace's note), wee_alloc traces over "
+                     f"{QUICK_WEE_MAX_LINES:,} lines skipped, AOSP traces cut to their first "
+                     f"{QUICK_AOSP_PREFIX:,} records.")
+    else:
+        notes.append(f"AOSP size searches replay the first {AOSP_SIZE_PREFIX:,} records of each "
+                     "trace; everything else uses the whole traces.")
+    notes.append("AOSP traces are multi-threaded; the engine replays their records in file "
+                 "order on one thread.")
+    return notes
+
+
+def _tasks(made: dict, allocs: list[str], quick: bool) -> list[tuple]:
+    """(cost, group, key, func, args, kwargs) for every engine run."""
+    tasks = []
+
+    def add(cost, group, key, func, *args, **kw):
+        tasks.append((cost, group, key, func, args, kw))
+
+    for name, m in made.items():
+        if "error" in m:
+            continue
+        role, n = m["spec"]["role"], m["records"]
+        if role in ("bench", "real"):
+            for a in allocs:
+                add(n * _COST.get(a, 1.0), "runs", (name, a), _bench_task, m["path"], a)
+        if role == "real":
+            size_path = m.get("prefix_paths", {}).get(str(AOSP_SIZE_PREFIX), m["path"])
+            sn = min(n, AOSP_SIZE_PREFIX) if size_path != m["path"] else n
+            for a in allocs:
+                add(12 * sn * _COST.get(a, 1.0), "size_runs", (name, a), _size_task, size_path, a)
+        if role == "kth_level":
+            # Room for every slot's block even where the minimum block is far larger
+            # than the request (level 0 asks 1-8 bytes): 4 x slots x the buddy block.
+            spec = m["spec"]
+            arena = max(default_arena(m["peak_live"]), 4 * spec["slots"] * (32 << spec["level"]))
+            for a in [x for x in rep.KTH_FOCUS if x in allocs]:
+                add(n * _COST.get(a, 1.0), "kth_levels", (spec["level"], a), _replay_task,
+                    m["path"], a, arena=arena)
+        if role == "cse_single":
+            for a in allocs:
+                add(1, "cse3320_single", (None, a), _replay_task, m["path"], a)
+        if name == "itc":
+            for a in allocs:
+                add(n * _COST.get(a, 1.0), "itc_size", (None, a), _size_task, m["path"], a)
+        if name == "kth":
+            for w, p in m.get("window_paths", {}).items():
+                for a in [x for x in rep.KTH_FOCUS if x in allocs]:
+                    add(n * w / KTH_WINDOWS * _COST.get(a, 1.0), "kth_windows", (w, a),
+                        _replay_task, p, a)
+    probe = made.get("probe", {})
+    bp = made.get("buddy-paper", {})
+    if "path" in probe and "path" in bp:
+        from .trace import read_trace
+        arena = default_arena(read_trace(bp["path"]).stats().peak_live_bytes)
+        for a in allocs:
+            add(1, "merge_reference", (None, a), _replay_task, probe["path"], a, heapmap=1,
+                arena=arena)
+    tasks.sort(key=lambda t: -t[0])
+    return tasks
+
+
+def _followups(gk: tuple, result: dict, made: dict) -> list[tuple]:
+    """Runs that need an earlier result: itc replayed at each allocator's smallest
+    failure-free arena (the fctma-pools tables compare runs without failures)."""
+    group, (sub, alloc) = gk
+    if group != "itc_size":
+        return []
+    arena = rep.get(result.get("result") or {}, "search.min_arena")
+    if not arena:
+        return []
+    return [("itc_min", (arena, alloc), _replay_task, (made["itc"]["path"], alloc),
+             {"arena": arena})]
+
+
+def _execute(tasks: list[tuple], made: dict, allocs: list[str], info: dict, jobs: int,
+             progress: bool) -> dict:
+    from tqdm import tqdm
+    data = {"kind": "heapkit-demo", "version": 1, "meta": {}, "runs": [], "size_runs": [],
+            "traces": info, "extra": {"kth_levels": [], "kth_windows": [], "cse3320_single": [],
+                                      "merge_reference": [], "itc_size": [], "itc_min": []}}
+    results: dict[tuple, dict] = {}
+    bar = tqdm(total=len(tasks), desc="runs", unit="run", disable=not progress, file=sys.stderr)
+    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        pending = {pool.submit(func, *args, **kw): (group, key)
+                   for _, group, key, func, args, kw in tasks}
+        while pending:
+            done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                gk = pending.pop(fut)
+                results[gk] = fut.result()
+                bar.update()
+                for group, key, func, args, kw in _followups(gk, results[gk], made):
+                    pending[pool.submit(func, *args, **kw)] = (group, key)
+                    bar.total += 1
+                    bar.refresh()
+    bar.close()
+    # Assemble in a stable order: traces as prepared, allocators in table order.
+    order = [n for n in info if n in made and "error" not in made[n]]
+    for name in order:
+        for a in allocs:
+            r = results.get(("runs", (name, a)))
+            if r is not None:
+                data["runs"].append({"allocator": a, "trace": name, **r})
+    for name in order:
+        for a in allocs:
+            r = results.get(("size_runs", (name, a)))
+            if r is not None:
+                data["size_runs"].append({"allocator": a, "trace": name, **r})
+    from .workloads import kth_level_bounds
+    bounds = kth_level_bounds()
+    for (group, key), r in sorted(results.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        if group in ("runs", "size_runs"):
+            continue
+        sub, a = key
+        entry = {"allocator": a, **r}
+        if group == "kth_levels":
+            spec = made[f"kth-level{sub}"]["spec"]
+            entry.update(level=sub, lo=bounds[sub][0], hi=bounds[sub][1],
+                         allocs=spec["allocs"], slots=spec["slots"],
+                         arena=rep.get(r.get("result") or {}, "arena.size"))
+        elif group == "kth_windows":
+            entry["window"] = sub
+        elif group == "itc_min":
+            entry["arena"] = sub
+        data["extra"][group].append(entry)
+    return data
+
+
+# --------------------------------------------------------------------------
+# Output
+
+def summary_lines(data: dict) -> list[str]:
+    rows = []
+    for r in data["runs"]:
+        s = rep.summary_row(r)
+        if s["error"]:
+            rows.append([s["trace"], s["allocator"], "n/a: " + s["error"]] + [""] * 9)
+            continue
+        rows.append([s["trace"], s["allocator"], rep.fmt_int(s["failures"]),
+                     rep.fmt_ns(s["malloc_p50"]), rep.fmt_ns(s["malloc_p99"]),
+                     rep.fmt_ns(s["malloc_max"]), rep.fmt_ns(s["free_p50"]),
+                     rep.fmt_ns(s["free_p99"]), rep.fmt_ns(s["free_max"]),
+                     rep.fmt_pct(s["jw4"]), rep.fmt_bytes(s["peak_footprint"]),
+                     str(s["bugs"])])
+    out = [rep.text_table(["trace", "allocator", "failures", "malloc p50", "malloc p99",
+                           "malloc max", "free p50", "free p99", "free max", "J&W #4",
+                           "peak footprint", "errors"], rows)]
+    if data["size_runs"]:
+        allocs, traces, cell, gm = rep.size_summary(data)
+        srows = [[a, rep.fmt_f(gm[a][0], 3), f"{gm[a][1]}/{len(traces)}"] for a in allocs]
+        out += ["", "min arena / peak live requested, geometric mean over the real traces:",
+                rep.text_table(["allocator", "", "geomean", "traces"],
+                               [[r[0], ""] + r[1:] for r in srows])]
+    return out
+
+
+def run(args) -> int:
+    """``heapkit demo [-o OUTDIR] [--quick] [--jobs N] [--traces DIR]``."""
+    outdir = Path(args.output)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise HeapkitError(f"{outdir}: cannot create: {e.strerror or e}") from None
+    traces_dir = Path(args.traces) if args.traces else default_traces_dir()
+    if not traces_dir.is_dir():
+        print(f"heapkit demo: {traces_dir}: no real traces there; workloads only",
+              file=sys.stderr)
+    t0, cpu0 = time.perf_counter(), _cpu()
+    data = collect(quick=args.quick, jobs=args.jobs, traces_dir=traces_dir)
+    print("\n".join(summary_lines(data)))
+    res_path = outdir / "results.json"
+    with open(res_path, "w", encoding="utf-8") as f:
+        json.dump(data, f, separators=(",", ":"), default=_json_default)
+        f.write("\n")
+    t1 = time.perf_counter()
+    page = rep.write_report(data, outdir / "report.html", "heapkit demo report",
+                            workers=args.jobs, progress=True)
+    t_report = time.perf_counter() - t1
+    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    tm = data["meta"]["timing"]
+    print(f"\nwrote {res_path} ({res_path.stat().st_size / 1e6:.1f} MB) and {page} "
+          f"({page.stat().st_size / 1e6:.1f} MB)")
+    print(f"time: {wall:.1f} s wall, {cpu:.1f} s CPU (runs: {tm['wall_s']:.1f} s wall, "
+          f"{tm['cpu_s']:.1f} s CPU; report: {t_report:.1f} s); "
+          f"load average now {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    return 0
+
+
+def _json_default(o: Any):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

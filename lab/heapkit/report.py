@@ -1,0 +1,1399 @@
+"""One self-contained HTML report from replay results (``heapkit report``).
+
+Input: the JSON that ``heapkit demo`` saves (``kind: heapkit-demo``), or
+what ``heapkit bench --json`` / ``heapkit size --json`` save, or raw
+``hk-replay --json`` results; several files are merged.  Without results
+the report runs :func:`heapkit.demo.collect` itself.
+
+Output: one HTML page with every plot embedded as a base64 PNG (matplotlib,
+Agg backend) and inline CSS, so it references nothing outside itself.
+Every number in it is read from the results; the only constants are the
+seed papers' own figures, quoted in captions for comparison.
+
+Sections (see :data:`SECTIONS`): the allocator x trace summary, the
+smallest-arena table, one section per seed paper (buddy-freertos,
+fctma-pools, buddy-kth, fits-cse3320), per-trace plots (latency CDF,
+fragmentation over time, heap map) and the method notes.
+
+Heap maps: the engine's ``heapmap`` snapshots are ``[offset, size, used]``
+runs; :func:`rasterize` turns them into an address x time picture (share
+of each address bin covered by used and by free blocks).  ``heapkit demo``
+rasterizes right after each replay and keeps only the picture and
+:func:`heapmap_stats` (free-block counts and sizes per snapshot), so its
+results file stays small; the report accepts either form.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import platform
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .errors import HeapkitError
+
+# Section ids and headings, in page order (tests look for these headings).
+SECTIONS = {
+    "summary": "Summary: every allocator on every trace",
+    "size": "Smallest arena per trace (heapkit size)",
+    "buddy-freertos": "buddy-freertos Tables 3-6: free blocks, merging, alloc/free time (buddy-paper)",
+    "fctma-pools": "fctma-pools Tables I-III: alloc/free time and internal fragmentation (itc)",
+    "buddy-kth": "buddy-kth Figures 1-4: memory over time and cost per size level (kth)",
+    "fits-cse3320": "fits-cse3320 tables: fit policies' timing and counters (cse3320)",
+    "traces": "Per-trace plots: latency CDF, fragmentation over time, heap map",
+    "notes": "Method, deviations, and what could not be reproduced",
+}
+
+NOISE_NOTE = ("Host timings are noisy: one call at a time on a shared, virtualised 2-core "
+              "machine (TSC or CLOCK_MONOTONIC, empty-measurement overhead subtracted). "
+              "Read medians and percentiles; max and standard deviation mostly show "
+              "preemption. Compare allocators within this run only.")
+
+HEAPMAP_BINS = 160
+KTH_FOCUS = ("buddy", "buddy-lazy", "tlsf", "seqfit-first", "o1heap", "freertos-heap4",
+             "freertos-heap5", "system")
+BUDDY_FOCUS = ("buddy", "buddy-lazy", "freertos-heap5", "freertos-heap4")
+FCTMA_FOCUS = ("poolset", "freertos-heap4")
+CSE_FITS = (("seqfit-first", "First Fit"), ("seqfit-next", "Next Fit"),
+            ("seqfit-best", "Best Fit"), ("seqfit-worst", "Worst Fit"))
+CSE_COUNTERS = ("reuses", "grows", "splits", "coalesces", "free_blocks", "requested", "max_heap")
+
+
+# --------------------------------------------------------------------------
+# Small helpers
+
+def get(d: Any, path: str, default: Any = None) -> Any:
+    """``d["a"]["b"]`` for path ``"a.b"``, or *default* where a part is missing or null."""
+    for part in path.split("."):
+        if not isinstance(d, dict) or d.get(part) is None:
+            return default
+        d = d[part]
+    return d
+
+
+def fmt_int(v: Any) -> str:
+    return "n/a" if v is None else f"{int(round(v)):,}"
+
+
+def fmt_ns(v: Any) -> str:
+    return "n/a" if v is None else f"{v:,.0f}"
+
+
+def fmt_f(v: Any, digits: int = 1) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:,.{digits}f}"
+
+
+def fmt_pct(frac: Any) -> str:
+    return "n/a" if frac is None else f"{100.0 * frac:,.1f} %"
+
+
+def fmt_bytes(v: Any) -> str:
+    return "n/a" if v is None else f"{int(v):,}"
+
+
+def fmt_kib(v: Any) -> str:
+    if v is None:
+        return "n/a"
+    if v >= 10 * 1024 * 1024:
+        return f"{v / 1048576:,.1f} MiB"
+    if v >= 10 * 1024:
+        return f"{v / 1024:,.1f} KiB"
+    return f"{int(v):,} B"
+
+
+def esc(s: Any) -> str:
+    return html.escape(str(s), quote=True)
+
+
+def geomean(xs: Sequence[float]) -> float | None:
+    xs = [x for x in xs if x is not None and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table (first column left-aligned, the rest right-aligned)."""
+    cells = [list(map(str, header))] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = []
+    for n, r in enumerate(cells):
+        out.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------
+# Heap maps
+
+def rasterize(snapshots: Sequence[dict], top: int, bins: int = HEAPMAP_BINS
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(used, free): per snapshot and address bin over [0, top), the share of
+    the bin covered by used blocks and by free blocks (the rest is control
+    data, headers the walk does not report, or above the last block)."""
+    top = max(int(top), 1)
+    edges = np.linspace(0.0, float(top), bins + 1)
+    width = np.diff(edges)
+    used = np.zeros((len(snapshots), bins))
+    free = np.zeros((len(snapshots), bins))
+    for i, snap in enumerate(snapshots):
+        b = np.asarray(snap.get("blocks") or [], dtype=np.float64).reshape(-1, 3)
+        for state, out in ((1, used), (0, free)):
+            sel = b[b[:, 2] == state]
+            if not len(sel):
+                continue
+            cum = np.concatenate(([0.0], np.cumsum(sel[:, 1])))
+            xs = np.empty(2 * len(sel))
+            ys = np.empty(2 * len(sel))
+            xs[0::2], xs[1::2] = sel[:, 0], sel[:, 0] + sel[:, 1]
+            ys[0::2], ys[1::2] = cum[:-1], cum[1:]
+            out[i] = np.diff(np.interp(edges, xs, ys)) / width
+    return np.clip(used, 0, 1), np.clip(free, 0, 1)
+
+
+def _pack(a: np.ndarray) -> str:
+    return base64.b64encode(zlib.compress(np.round(a * 255).astype(np.uint8).tobytes(), 6)).decode()
+
+
+def _unpack(s: str, shape: tuple[int, int]) -> np.ndarray:
+    raw = np.frombuffer(zlib.decompress(base64.b64decode(s)), dtype=np.uint8)
+    return raw.reshape(shape).astype(np.float64) / 255.0
+
+
+def heapmap_top(result: dict) -> int:
+    """Address range a heap map shows: up to the peak footprint (else the arena)."""
+    return int(get(result, "replay.memory.peak_footprint") or get(result, "arena.size") or 1)
+
+
+def pack_heapmap(result: dict, bins: int = HEAPMAP_BINS) -> dict | None:
+    """The compact heap map ``heapkit demo`` stores: records, top, bins and the
+    zlib+base64 uint8 pictures of :func:`rasterize`."""
+    snaps = get(result, "replay.heapmap.snapshots")
+    if not snaps:
+        return None
+    top = heapmap_top(result)
+    used, free = rasterize(snaps, top, bins)
+    return {"records": [s["record"] for s in snaps], "top": top, "bins": bins,
+            "used": _pack(used), "free": _pack(free)}
+
+
+def heapmap_picture(run: dict) -> tuple[list[int], int, np.ndarray, np.ndarray] | None:
+    """(records, top, used, free) of a run, from its packed map or raw snapshots."""
+    hm = run.get("heapmap_raster")
+    if hm:
+        shape = (len(hm["records"]), hm["bins"])
+        return hm["records"], hm["top"], _unpack(hm["used"], shape), _unpack(hm["free"], shape)
+    res = run.get("result") or {}
+    snaps = get(res, "replay.heapmap.snapshots")
+    if not snaps:
+        return None
+    top = heapmap_top(res)
+    used, free = rasterize(snaps, top)
+    return [s["record"] for s in snaps], top, used, free
+
+
+def heapmap_stats(snapshots: Sequence[dict]) -> list[dict]:
+    """Per snapshot: free-block count, largest/smallest free block, free bytes.
+
+    Exact unless the snapshot says ``merged`` (then adjacent free blocks
+    were merged into runs by the engine and the counts are lower bounds).
+    """
+    out = []
+    for snap in snapshots:
+        b = np.asarray(snap.get("blocks") or [], dtype=np.int64).reshape(-1, 3)
+        f = b[b[:, 2] == 0, 1]
+        out.append({"record": snap["record"], "free_blocks": int(len(f)),
+                    "largest_free": int(f.max()) if len(f) else 0,
+                    "smallest_free": int(f.min()) if len(f) else 0,
+                    "free_bytes": int(f.sum()), "used_blocks": int((b[:, 2] == 1).sum()),
+                    "merged": bool(snap.get("merged")) or bool(snap.get("truncated"))})
+    return out
+
+
+def run_heapmap_stats(run: dict) -> list[dict] | None:
+    if run.get("heapmap_stats") is not None:
+        return run["heapmap_stats"]
+    snaps = get(run.get("result") or {}, "replay.heapmap.snapshots")
+    return heapmap_stats(snaps) if snaps else None
+
+
+# --------------------------------------------------------------------------
+# Loading results
+
+def _empty() -> dict:
+    return {"kind": "heapkit-report-input", "meta": {}, "runs": [], "size_runs": [],
+            "traces": {}, "extra": {}}
+
+
+def _engine_run(obj: dict) -> dict:
+    name = Path(get(obj, "trace.path", "trace")).name.split(".")[0]
+    return {"allocator": get(obj, "allocator.name", "?"), "trace": name, "result": obj}
+
+
+def normalize(obj: Any) -> dict:
+    """Any supported results document as the report's input layout."""
+    data = _empty()
+    if isinstance(obj, list):
+        for item in obj:
+            merge(data, normalize(item))
+        return data
+    if not isinstance(obj, dict):
+        raise HeapkitError("results: expected a JSON object or array")
+    kind = obj.get("kind")
+    if kind == "heapkit-demo":
+        for key in ("meta", "traces", "extra"):
+            data[key] = dict(obj.get(key) or {})
+        data["runs"] = list(obj.get("runs") or [])
+        data["size_runs"] = list(obj.get("size_runs") or [])
+        data["kind"] = kind
+    elif kind == "heapkit-bench":
+        data["runs"] = list(obj.get("runs") or [])
+    elif kind == "heapkit-size":
+        data["size_runs"] = list(obj.get("runs") or [])
+    elif obj.get("format") == "heapkit-replay":
+        run = _engine_run(obj)
+        (data["size_runs"] if obj.get("mode") == "size-search" else data["runs"]).append(run)
+    else:
+        raise HeapkitError("results: not a heapkit demo/bench/size file nor hk-replay output")
+    return data
+
+
+def merge(into: dict, other: dict) -> dict:
+    into["runs"] += other["runs"]
+    into["size_runs"] += other["size_runs"]
+    into["traces"].update(other["traces"])
+    into["meta"].update(other["meta"])
+    for k, v in other["extra"].items():
+        into["extra"].setdefault(k, [])
+        into["extra"][k] += v
+    if other.get("kind") == "heapkit-demo":
+        into["kind"] = "heapkit-demo"
+    return into
+
+
+def load(paths: Iterable[str | os.PathLike]) -> dict:
+    data = _empty()
+    for p in paths:
+        try:
+            with open(p, encoding="utf-8") as f:
+                obj = json.load(f)
+        except FileNotFoundError:
+            raise HeapkitError(f"{p}: no such file") from None
+        except json.JSONDecodeError as e:
+            raise HeapkitError(f"{p}: not JSON ({e})") from None
+        except OSError as e:
+            raise HeapkitError(f"{p}: {e.strerror or e}") from None
+        try:
+            merge(data, normalize(obj))
+        except HeapkitError as e:
+            raise HeapkitError(f"{p}: {e}") from None
+    return data
+
+
+# --------------------------------------------------------------------------
+# Reading one run
+
+def timing(run: dict, kind: str) -> dict | None:
+    t = get(run.get("result") or {}, f"replay.timing.{kind}")
+    return t if t and t.get("count") else None
+
+
+def failed(run: dict) -> str | None:
+    """Why a run has no result (the engine refused it), or None."""
+    return run.get("error") if not run.get("result") else None
+
+
+def summary_row(run: dict) -> dict:
+    res = run.get("result") or {}
+    rep = res.get("replay") or {}
+    row = {"trace": run["trace"], "allocator": run["allocator"],
+           "family": get(res, "allocator.family", run.get("family", "")),
+           "records": get(rep, "completed_records"), "failures": get(rep, "failures.total"),
+           "jw4": get(rep, "fragmentation.jw4"), "peak_footprint": get(rep, "memory.peak_footprint"),
+           "arena": get(res, "arena.size"), "error": failed(run)}
+    errs = rep.get("errors") or {}
+    row["bugs"] = sum(int(errs.get(k) or 0) for k in ("corrupt_blocks", "calloc_not_zero",
+                                                          "misaligned", "bad_blocks",
+                                                          "misuse_reports"))
+    row["bugs"] += int(bool(errs.get("check")))
+    for kind in ("malloc", "free"):
+        t = timing(run, kind) or {}
+        for stat in ("p50", "p99", "max"):
+            row[f"{kind}_{stat}"] = t.get(stat)
+    return row
+
+
+def allocator_order(data: dict) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in data["runs"] + data["size_runs"]:
+        seen.setdefault(r["allocator"], None)
+    return list(seen)
+
+
+def trace_order(data: dict) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in data["runs"]:
+        seen.setdefault(r["trace"], None)
+    return list(seen)
+
+
+def runs_of(data: dict, trace: str) -> dict[str, dict]:
+    return {r["allocator"]: r for r in data["runs"] if r["trace"] == trace}
+
+
+def families(data: dict) -> dict[str, str]:
+    out = {}
+    for r in data["runs"] + data["size_runs"]:
+        fam = get(r.get("result") or {}, "allocator.family") or r.get("family")
+        if fam:
+            out.setdefault(r["allocator"], fam)
+    return out
+
+
+def focus_first(names: Sequence[str], focus: Sequence[str]) -> list[str]:
+    return [n for n in focus if n in names] + [n for n in names if n not in focus]
+
+
+# --------------------------------------------------------------------------
+# Plots
+
+_PLT = None
+
+
+def _plt():
+    global _PLT
+    if _PLT is None:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        plt.rcParams.update({"font.size": 8, "axes.titlesize": 9, "legend.fontsize": 7,
+                             "figure.dpi": 80, "savefig.dpi": 80, "axes.grid": True,
+                             "grid.alpha": 0.3})
+        _PLT = plt
+    return _PLT
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    _plt().close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+class Styles:
+    """A fixed colour and line style per allocator for every plot of a report."""
+
+    def __init__(self, allocs: Sequence[str], fams: dict[str, str]):
+        import matplotlib
+        cmap = matplotlib.colormaps["tab20"]
+        self.map = {}
+        k = 0
+        for a in allocs:
+            if fams.get(a) == "system" or a == "system":
+                self.map[a] = {"color": "black", "linestyle": ":", "linewidth": 1.6}
+                continue
+            self.map[a] = {"color": cmap((2 * k) % 20 + (k // 10) % 2),
+                           "linestyle": "--" if fams.get(a) == "peer" else "-",
+                           "linewidth": 1.3}
+            k += 1
+
+    def __call__(self, a: str) -> dict:
+        return self.map.get(a, {"color": "grey", "linestyle": "-", "linewidth": 1})
+
+
+def _logaxis(ax, which: str = "xy") -> None:
+    """Log scale without minor ticks (their labels dominate the drawing time)."""
+    from matplotlib.ticker import NullLocator
+    for w in which:
+        getattr(ax, f"set_{w}scale")("log")
+        getattr(ax, f"{w}axis").set_minor_locator(NullLocator())
+
+
+def _legend_below(fig, ax, bottom: float = 0.3) -> None:
+    """One legend under the panels (a legend beside them would be cut off)."""
+    h, lab = ax.get_legend_handles_labels()
+    if h:
+        fig.legend(h, lab, loc="lower center", ncol=min(len(lab), 8), fontsize=7,
+                   frameon=False)
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=bottom, top=0.9, wspace=0.2)
+
+
+def _ccdf_points(t: dict) -> tuple[list[float], list[float]]:
+    n = t["count"]
+    pts = [(t["min"], 1.0), (t["p50"], 0.5)]
+    if n >= 100:
+        pts.append((t["p99"], 0.01))
+    if n >= 1000:
+        pts.append((t["p999"], 0.001))
+    pts.append((t["max"], 1.0 / n))
+    xs = [max(float(x), 1.0) for x, _ in pts]
+    return xs, [y for _, y in pts]
+
+
+def fig_latency(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles) -> str | None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.0))
+    drawn = False
+    for ax, kind in zip(axes, ("malloc", "free")):
+        for a in allocs:
+            t = timing(runs[a], kind) if a in runs else None
+            if not t:
+                continue
+            xs, ys = _ccdf_points(t)
+            ax.plot(xs, ys, marker="o", markersize=2.5, label=a, **st(a))
+            drawn = True
+        _logaxis(ax)
+        ax.set_xlabel(f"{kind} time per call, ns (noisy host timing; 0 drawn at 1)")
+        ax.set_ylabel("share of calls slower (1 - CDF)")
+        ax.set_title(f"{trace}: {kind} latency")
+    if not drawn:
+        plt.close(fig)
+        return None
+    _legend_below(fig, axes[0])
+    return _png(fig)
+
+
+def fig_fragmentation(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles
+                      ) -> str | None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.0))
+    drawn = False
+    # R(i) of a run without failures (a failed request holds no memory, so a
+    # run with failures has a lower R of its own).
+    ref = [get(runs[a].get("result") or {}, "replay.series") for a in allocs if a in runs
+           and get(runs[a].get("result") or {}, "replay.failures.total") == 0]
+    ref = [x for x in ref if x and x.get("live_requested")]
+    if ref:
+        axes[0].plot(np.asarray(ref[0]["record"], dtype=float),
+                     np.asarray(ref[0]["live_requested"], dtype=float) / 1024, color="black",
+                     linewidth=2.0, label="live requested (runs without failures)", zorder=10)
+    for a in allocs:
+        s = get(runs.get(a, {}).get("result") or {}, "replay.series")
+        if not s or not s.get("footprint"):
+            continue
+        rec = np.asarray(s["record"], dtype=float)
+        fp = np.asarray(s["footprint"], dtype=float)
+        req = np.asarray(s["live_requested"], dtype=float)
+        axes[0].plot(rec, fp / 1024, label=a, **st(a))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(req > 0, fp / req, np.nan)
+        axes[1].plot(rec, ratio, label=a, **st(a))
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    _logaxis(axes[0], "y")
+    axes[0].set_xlabel("record")
+    axes[0].set_ylabel("KiB (log)")
+    axes[0].set_title(f"{trace}: footprint F(i) vs live requested R(i)")
+    _logaxis(axes[1], "y")
+    axes[1].set_xlabel("record")
+    axes[1].set_ylabel("F(i) / R(i)")
+    axes[1].set_title(f"{trace}: footprint per live requested byte")
+    _legend_below(fig, axes[0])
+    return _png(fig)
+
+
+def fig_heapmaps(trace: str, runs: dict[str, dict], allocs: Sequence[str]) -> str | None:
+    pics = []
+    for a in allocs:
+        if a in runs:
+            p = heapmap_picture(runs[a])
+            if p is not None:
+                pics.append((a, p))
+    if not pics:
+        return None
+    plt = _plt()
+    ncol = 5
+    nrow = (len(pics) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(13, 1.55 * nrow + 0.5), squeeze=False)
+    used_c = np.array([0.12, 0.25, 0.60])
+    free_c = np.array([0.93, 0.90, 0.70])
+    other_c = np.array([0.55, 0.55, 0.55])
+    for ax, (a, (records, top, used, free)) in zip(axes.flat, pics):
+        other = np.clip(1.0 - used - free, 0, 1)
+        rgb = (used[..., None] * used_c + free[..., None] * free_c + other[..., None] * other_c)
+        img = np.clip(rgb.transpose(1, 0, 2), 0, 1)
+        r0, r1 = (records[0], records[-1]) if len(records) > 1 else (0, max(records[0], 1))
+        ax.imshow(img, aspect="auto", origin="lower", interpolation="nearest")
+        ax.set_title(f"{a} (0-{fmt_kib(top)})", fontsize=7)
+        span = f"records {r0:,}-{r1:,}"
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+    for ax in list(axes.flat)[len(pics):]:
+        ax.axis("off")
+    fig.text(0.5, 0.01, "x: record (time), y: arena offset from 0 up to the peak footprint; "
+             "blue: used blocks, pale yellow: free blocks, grey: control data and bytes the "
+             "heap walk does not report", ha="center", fontsize=8)
+    fig.suptitle(f"{trace}: heap map (address x time, {span})", fontsize=9)
+    height = 1.55 * nrow + 0.5
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.3 / height, top=1 - 0.45 / height,
+                        wspace=0.04, hspace=0.32)
+    return _png(fig)
+
+
+def fig_kth_memory(runs: dict[str, dict], allocs: Sequence[str]) -> str | None:
+    from matplotlib.ticker import MaxNLocator
+    panels = []
+    for a in allocs:
+        res = runs.get(a, {}).get("result") or {}
+        s = get(res, "replay.series")
+        if s and s.get("footprint"):
+            panels.append((a, res, s))
+    if not panels:
+        return None
+    plt = _plt()
+    ncol = min(4, len(panels))
+    nrow = (len(panels) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(13, 2.6 * nrow + 0.3), squeeze=False)
+    for ax, (a, res, s) in zip(axes.flat, panels):
+        rec = np.asarray(s["record"], dtype=float)
+        fp = np.asarray(s["footprint"], dtype=float) / 1024
+        req = np.asarray(s["live_requested"], dtype=float) / 1024
+        gr = np.asarray(s["live_granted"], dtype=float) / 1024
+        cap = get(res, "replay.memory.capacity")
+        ax.plot(rec, fp, color="purple", label="held: footprint (arena high-water)")
+        if cap and s.get("free_bytes"):
+            used = (cap - np.asarray(s["free_bytes"], dtype=float)) / 1024
+            ax.plot(rec, used, color="tab:orange", label="used blocks incl. headers")
+            ax.fill_between(rec, used, fp, color="tab:green", alpha=0.25,
+                            label="held but free (external)")
+        ax.plot(rec, gr, color="tab:blue", label="given to the user (granted)")
+        ax.plot(rec, req, color="tab:cyan", linestyle="--", label="requested")
+        ax.set_title(a)
+        ax.set_xlabel("record")
+        ax.set_ylabel("KiB")
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    h, lab = axes.flat[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return _png(fig)
+
+
+def fig_kth_levels(levels: list[dict], allocs: Sequence[str], st: Styles) -> str | None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    drawn = False
+    for a in allocs:
+        pts = sorted((e["level"], e) for e in levels if e["allocator"] == a)
+        xs, med, mean = [], [], []
+        for lvl, e in pts:
+            t = get(e.get("result") or {}, "replay.timing.malloc")
+            if t and t.get("count"):
+                xs.append(lvl)
+                med.append(t["p50"])
+                mean.append(t["mean"])
+        if xs:
+            axes[0].plot(xs, med, marker="o", markersize=3, label=a, **st(a))
+            axes[1].plot(xs, mean, marker="o", markersize=3, label=a, **st(a))
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    for ax, what in zip(axes, ("median", "mean")):
+        ax.set_xlabel("size level k (block 32 << k bytes incl. a 24-byte head)")
+        ax.set_ylabel(f"{what} ns per malloc (noisy)")
+        _logaxis(ax, "y")
+        ax.set_title(f"Fig. 4: {what} malloc cost per size level")
+    _legend_below(fig, axes[0], bottom=0.25)
+    return _png(fig)
+
+
+def kth_windows(windows: list[dict], alloc: str) -> list[tuple[int, float, float]]:
+    """(mallocs so far, p50, p99 of all mallocs so far) from the prefix runs."""
+    pts = []
+    for e in windows:
+        if e["allocator"] != alloc:
+            continue
+        t = get(e.get("result") or {}, "replay.timing.malloc")
+        if t and t.get("count"):
+            pts.append((t["count"], t["p50"], t["p99"]))
+    return sorted(pts)
+
+
+def fig_kth_time(windows: list[dict], allocs: Sequence[str], st: Styles) -> str | None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    drawn = False
+    for a in allocs:
+        pts = kth_windows(windows, a)
+        if pts:
+            for ax, col in zip(axes, (1, 2)):
+                ax.plot([p[0] for p in pts], [p[col] for p in pts], marker="o", markersize=3,
+                        label=a, **st(a))
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    for ax, what in zip(axes, ("median", "p99")):
+        ax.set_xlabel("mallocs so far (end of each tenth of the trace)")
+        ax.set_ylabel(f"{what} ns of all mallocs so far")
+        _logaxis(ax, "y")
+        ax.set_title(f"Fig. 3: cumulative {what} malloc cost over the run (noisy)")
+    _legend_below(fig, axes[0], bottom=0.25)
+    return _png(fig)
+
+
+# --------------------------------------------------------------------------
+# HTML building blocks
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1400px;
+color:#222;line-height:1.4;padding:0 16px}
+h1{font-size:24px;margin-bottom:4px}h2{font-size:19px;margin-top:36px;border-bottom:2px solid #ccd;
+padding-bottom:3px}h3{font-size:15px;margin:22px 0 6px}
+table{border-collapse:collapse;margin:6px 0 10px;font-size:12px}
+th,td{border:1px solid #ccd;padding:2px 6px;white-space:nowrap}th{background:#eef;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.focus td{background:#f7f3dd}tr.group td{background:#e8e8f0;font-weight:600}
+td.bad{color:#a00;font-weight:600}.na{color:#888}
+.warn{background:#fff4d6;border:1px solid #e6c96a;padding:6px 10px;margin:10px 0}
+.cap{font-size:12px;color:#444;margin:2px 0 12px;max-width:1100px}
+.meta{font-size:12px;color:#555}nav{font-size:13px;columns:2;margin:10px 0}
+img{max-width:100%;display:block;margin:4px 0 10px}
+details{margin:6px 0}summary{cursor:pointer;font-weight:600}
+code{background:#f2f2f6;padding:0 3px}
+"""
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, numeric_from: int = 1,
+          focus: Iterable[int] = (), groups: dict[int, str] | None = None,
+          text_cols: Iterable[int] = ()) -> str:
+    """HTML table; cells from column *numeric_from* on are right-aligned.
+
+    A cell may be a (text, css class) pair; rows whose index is in *focus*
+    are highlighted; *groups* inserts a full-width label row before a row index.
+    """
+    focus = set(focus)
+    text_cols = {i % len(header) for i in text_cols}
+    out = ["<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"]
+    for i, r in enumerate(rows):
+        if groups and i in groups:
+            out.append(f'<tr class="group"><td colspan="{len(header)}">{esc(groups[i])}</td></tr>')
+        cells = []
+        for j, c in enumerate(r):
+            cls = []
+            if isinstance(c, tuple):
+                c, extra = c
+                cls.append(extra)
+            if j >= numeric_from and j not in text_cols:
+                cls.append("n")
+            if c == "n/a":
+                cls.append("na")
+            attr = f' class="{" ".join(cls)}"' if cls else ""
+            cells.append(f"<td{attr}>{esc(c)}</td>")
+        out.append(f'<tr{" class=focus" if i in focus else ""}>' + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def img(uri: str | None, alt: str) -> str:
+    if not uri:
+        return f'<p class="na">({esc(alt)}: no data in these results)</p>'
+    return f'<img alt="{esc(alt)}" src="{uri}">'
+
+
+def _render(job: tuple) -> str | None:
+    func, args = job
+    return func(*args)
+
+
+class Figures:
+    """Plots queued while the sections are written, rendered together at the
+    end (in *workers* processes when more than one) and put in place."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple] = []
+        self.alts: list[str] = []
+
+    def img(self, func, args: tuple, alt: str) -> str:
+        self.jobs.append((func, args))
+        self.alts.append(alt)
+        return f"\x00FIG{len(self.jobs) - 1}\x00"
+
+    def fill(self, page: str, workers: int = 1, progress=None) -> str:
+        uris: list[str | None] = []
+        if workers > 1 and len(self.jobs) > 1:
+            import concurrent.futures as cf
+            import multiprocessing as mp
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                for uri in pool.map(_render, self.jobs, chunksize=1):
+                    uris.append(uri)
+                    if progress:
+                        progress()
+        else:
+            for job in self.jobs:
+                uris.append(_render(job))
+                if progress:
+                    progress()
+        for i, (uri, alt) in enumerate(zip(uris, self.alts)):
+            page = page.replace(f"\x00FIG{i}\x00", img(uri, alt), 1)
+        return page
+
+
+def cap(text: str) -> str:
+    return f'<p class="cap">{text}</p>'
+
+
+def missing(trace: str, how: str) -> str:
+    return (f'<p class="na">These results hold no <code>{esc(trace)}</code> runs; '
+            f'{how}</p>')
+
+
+def timing_rows(runs: dict[str, dict], allocs: Sequence[str], kind: str,
+                notes: dict[str, str] | None = None) -> list[list[Any]]:
+    rows = []
+    for a in allocs:
+        r = runs.get(a)
+        if r is None:
+            continue
+        t = timing(r, kind)
+        if not t:
+            why = failed(r) or "no calls"
+            rows.append([a] + ["n/a"] * 8 + [why])
+            continue
+        permil = 1000.0 * t["stddev"] / t["mean"] if t["mean"] else None
+        note = (notes or {}).get(a) or get(r["result"], "allocator.family", "")
+        rows.append([a, fmt_int(t["count"]), fmt_ns(t["min"]), fmt_ns(t["p50"]),
+                     fmt_f(t["mean"]), fmt_ns(t["p99"]), fmt_ns(t["max"]), fmt_f(t["stddev"]),
+                     fmt_f(permil), note])
+    return rows
+
+
+TIMING_HEADER = ["allocator", "calls", "Tmin ns", "median ns", "Tavg ns", "p99 ns", "Tmax ns",
+                 "std dev ns", "1000 sd/Tavg", "family / note"]
+
+
+# --------------------------------------------------------------------------
+# Sections
+
+def section_summary(data: dict) -> str:
+    allocs = allocator_order(data)
+    rows, groups, focus = [], {}, []
+    for trace in trace_order(data):
+        runs = runs_of(data, trace)
+        groups[len(rows)] = f"{trace}  ({data['traces'].get(trace, {}).get('label', '')})".rstrip(" ()")
+        for a in allocs:
+            if a not in runs:
+                continue
+            s = summary_row(runs[a])
+            if s["error"]:
+                rows.append([a, ("n/a: " + s["error"], "bad")] + ["n/a"] * 10)
+                continue
+            fails = (fmt_int(s["failures"]), "bad") if s["failures"] else fmt_int(s["failures"])
+            bugs = (fmt_int(s["bugs"]), "bad") if s["bugs"] else "0"
+            rows.append([a, fmt_int(s["records"]), fails, fmt_ns(s["malloc_p50"]),
+                         fmt_ns(s["malloc_p99"]), fmt_ns(s["malloc_max"]), fmt_ns(s["free_p50"]),
+                         fmt_ns(s["free_p99"]), fmt_ns(s["free_max"]), fmt_pct(s["jw4"]),
+                         fmt_bytes(s["peak_footprint"]), bugs])
+    if not rows:
+        return '<p class="na">No replay results.</p>'
+    header = ["allocator", "records", "failures", "malloc p50 ns", "malloc p99 ns",
+              "malloc max ns", "free p50 ns", "free p99 ns", "free max ns", "J&W #4",
+              "peak footprint B", "errors"]
+    return (cap("One replay per allocator and trace at the engine's default arena "
+                "(max(64 KiB, 4 x peak live requested)). Failures are allocations that "
+                "returned NULL (results, not errors). J&amp;W #4 = peak footprint / peak "
+                "live requested - 1 (n/a for <code>system</code>, whose footprint is not "
+                "observable). <b>errors</b> counts allocator bugs the engine saw (pattern "
+                "corruption, misalignment, bad blocks, misuse reports, failed "
+                "<code>hk_check</code>): 0 is expected. " + esc(NOISE_NOTE))
+            + f"<details open><summary>{len(rows)} runs (click to fold)</summary>"
+            + table(header, rows, groups=groups, focus=focus) + "</details>")
+
+
+def size_summary(data: dict) -> tuple[list[str], list[str], dict, dict]:
+    """(allocators, traces, ratio[(a, t)] or reason, geomean[a] = (value, n))."""
+    allocs = [a for a in allocator_order(data) if any(r["allocator"] == a for r in data["size_runs"])]
+    traces: dict[str, None] = {}
+    cell: dict[tuple[str, str], Any] = {}
+    for r in data["size_runs"]:
+        traces.setdefault(r["trace"], None)
+        res = r.get("result") or {}
+        arena, peak = get(res, "search.min_arena"), get(res, "search.peak_live_requested")
+        if arena and peak:
+            cell[(r["allocator"], r["trace"])] = arena / peak
+        else:
+            cell[(r["allocator"], r["trace"])] = (failed(r) or get(res, "search.reason")
+                                                  or "no arena found")
+    # Say why in a word, from the bench run of the same trace where there is one.
+    bench = {(r["allocator"], r["trace"]): r.get("result") or {} for r in data["runs"]}
+    for (a, t), v in list(cell.items()):
+        if isinstance(v, float):
+            continue
+        b = bench.get((a, t), {})
+        if get(b, "allocator.in_arena") is False or "arena" in v and "needs" in v:
+            cell[(a, t)] = "arena"
+        elif get(b, "replay.failures.unsupported_aligned"):
+            cell[(a, t)] = "align"
+        elif "every arena size" in v:
+            cell[(a, t)] = "size"
+    gm = {}
+    for a in allocs:
+        xs = [v for (aa, _), v in cell.items() if aa == a and isinstance(v, float)]
+        gm[a] = (geomean(xs), len(xs))
+    return allocs, list(traces), cell, gm
+
+
+def section_size(data: dict) -> str:
+    if not data["size_runs"]:
+        return missing("size", "run <code>heapkit size --json</code> or <code>heapkit demo</code>.")
+    allocs, traces, cell, gm = size_summary(data)
+    header = ["allocator"] + traces + ["geomean", "traces"]
+    rows = []
+    for a in allocs:
+        row: list[Any] = [a]
+        for t in traces:
+            v = cell.get((a, t))
+            row.append("" if v is None else fmt_f(v, 3) if isinstance(v, float)
+                       else (f"n/a: {v}" if len(v) < 24 else "n/a", "bad"))
+        g, n = gm[a]
+        row += [fmt_f(g, 3), f"{n}/{len(traces)}"]
+        rows.append(row)
+    order = sorted(range(len(rows)), key=lambda i: (gm[allocs[i]][0] is None, -gm[allocs[i]][1],
+                                                    gm[allocs[i]][0] or 0))
+    rows = [rows[i] for i in order]
+    reasons = sorted({get(r.get("result") or {}, "search.reason") or failed(r)
+                      for r in data["size_runs"]} - {None})
+    prefix = data["meta"].get("size_prefix_note", "")
+    peaks = []
+    for t in traces:
+        r = next((x for x in data["size_runs"] if x["trace"] == t and x.get("result")), None)
+        if r:
+            peaks.append(f"{esc(t)} {fmt_kib(get(r['result'], 'search.peak_live_requested'))}")
+    return (cap("Smallest arena on which the whole trace replays without a failed allocation "
+                "(binary search in 16-byte steps, docs/metrics.md), divided by the trace's "
+                "peak live requested bytes; the geometric mean is over the traces where an "
+                "arena was found (count in the last column), so compare it only between "
+                "allocators with the same count. n/a: no arena up to the search limit: "
+                "'arena' = the allocator does not live in an arena (system malloc); "
+                "'align' = the trace has aligned (memalign) requests the allocator has no "
+                "aligned_alloc for; 'size' = no size up to the search limit works: a request "
+                "is larger than the allocator can ever serve (a pool's largest class, umm's "
+                "256 KiB cap), or, for bump, which never reuses memory, the trace's total "
+                "allocation exceeds the limit. Engine reasons: "
+                + esc("; ".join(reasons)) + ". "
+                + prefix)
+            + table(header, rows)
+            + cap("Peak live requested bytes: " + ", ".join(peaks) + "."))
+
+
+def _free_stats_row(stats: list[dict] | None, moment: str) -> dict | None:
+    """The most fragmented sampled moment (most free blocks) or the end."""
+    if not stats:
+        return None
+    if moment == "end":
+        return stats[-1]
+    live = [s for s in stats if s["used_blocks"] > 0] or stats
+    return max(live, key=lambda s: (s["free_blocks"], -s["record"]))
+
+
+def section_buddy_freertos(data: dict) -> str:
+    trace = "buddy-paper"
+    runs = runs_of(data, trace)
+    if not runs:
+        return missing(trace, "run <code>heapkit demo</code> (or <code>heapkit bench "
+                       "--workload buddy-paper --json</code>).")
+    allocs = focus_first([a for a in allocator_order(data) if a in runs], BUDDY_FOCUS)
+    nfocus = sum(a in BUDDY_FOCUS for a in allocs)
+    in_arena = [a for a in allocs if get(runs[a].get("result") or {}, "allocator.in_arena")]
+    parts = []
+    absent = [a for a in BUDDY_FOCUS if a not in runs]
+    if absent:
+        parts.append(f'<p class="na">Not in these results: {esc(", ".join(absent))}.</p>')
+    arena = next((get(runs[a]["result"], "arena.size") for a in in_arena
+                  if runs[a].get("result")), None)
+
+    # Table 3: while fragmented
+    rows = []
+    for a in in_arena:
+        r = runs[a]
+        st = _free_stats_row(run_heapmap_stats(r), "frag")
+        apl = get(r.get("result") or {}, "replay.at_peak_live") or {}
+        if failed(r) or st is None:
+            rows.append([a] + ["n/a"] * 8)
+            continue
+        rows.append([a, fmt_int(st["record"]), fmt_int(st["free_blocks"]),
+                     fmt_bytes(st["largest_free"]), fmt_bytes(st["smallest_free"]),
+                     fmt_bytes(st["free_bytes"]), fmt_bytes(apl.get("internal")),
+                     fmt_bytes(apl.get("external")), fmt_int(get(r["result"], "replay.failures.total"))])
+    parts.append("<h3>Table 3: fragmentation behaviour (most fragmented sampled moment)</h3>")
+    parts.append(table(["allocator", "at record", "free blocks", "largest free B",
+                        "smallest free B", "total free B", "internal B at peak live",
+                        "external B at peak live", "failures"], rows,
+                       focus=range(min(nfocus, len(rows)))))
+    parts.append(cap(f"Arena {fmt_bytes(arena)} B (the engine's default; the paper's buddy "
+                     "managed a 64 KiB region, heap_5 a larger BL602 heap). The moment is the "
+                     "heap-map snapshot (of the sampled ones) with the most free blocks while "
+                     "blocks were live. Internal = granted - requested, external = free bytes "
+                     "below the footprint, both at the peak-live record. Paper, for reference: "
+                     "largest free 169,744 B (heap_5) vs 32,768 B (buddy), smallest 528 B vs "
+                     "256 B."))
+
+    # Table 4: after everything was freed
+    refs = {e["allocator"]: e for e in data["extra"].get("merge_reference", [])}
+    rows = []
+    for a in in_arena:
+        r = runs[a]
+        end = _free_stats_row(run_heapmap_stats(r), "end")
+        ref = refs.get(a)
+        ref_end = _free_stats_row(run_heapmap_stats(ref), "end") if ref else None
+        if failed(r) or end is None:
+            rows.append([a] + ["n/a"] * 7)
+            continue
+        live_end = get(r["result"], "replay.memory.end_live_blocks")
+        verdict = "n/a"
+        if ref_end is not None and not live_end:
+            same = (end["free_blocks"] == ref_end["free_blocks"]
+                    and end["largest_free"] == ref_end["largest_free"])
+            verdict = ("yes: same free blocks as a fresh heap", "") if same else \
+                ("no: more / smaller free blocks than a fresh heap", "bad")
+        rows.append([a, fmt_int(live_end), fmt_int(end["free_blocks"]),
+                     fmt_bytes(end["largest_free"]), fmt_bytes(end["smallest_free"]),
+                     fmt_int(ref_end["free_blocks"]) if ref_end else "n/a",
+                     fmt_bytes(ref_end["largest_free"]) if ref_end else "n/a", verdict])
+    parts.append("<h3>Table 4: free-block merging after everything is freed</h3>")
+    parts.append(table(["allocator", "live blocks at end", "free blocks", "largest free B",
+                        "smallest free B", "fresh heap: free blocks", "fresh heap: largest B",
+                        "merged back to the top-level blocks?"], rows,
+                       focus=range(min(nfocus, len(rows))), text_cols=[-1]))
+    parts.append(cap("The trace ends with every block freed. 'Fresh heap' is the same allocator "
+                     "and arena after a single malloc(16) + free, i.e. its initial top-level "
+                     "free blocks once any first-use split has merged back (a buddy over a "
+                     "non-power-of-two arena starts as several maximal power-of-two blocks). "
+                     "Paper: heap_5 kept two or more free blocks after a full free, the buddy "
+                     "returned to one maximal 64 KiB block."))
+
+    # Tables 5 and 6
+    for title, kind in (("Table 5: allocation time", "malloc"), ("Table 6: free time", "free")):
+        parts.append(f"<h3>{title} (all {kind} calls of the trace)</h3>")
+        parts.append(table(TIMING_HEADER, timing_rows(runs, allocs, kind),
+                           focus=range(nfocus), text_cols=[-1]))
+    parts.append(cap(esc(NOISE_NOTE) + " Paper (BL602, us timer, 20 allocations): heap_5 "
+                     "3-13 us alloc, 3-11 us free; buddy 4-7 us and 5-7 us."))
+    return "\n".join(parts)
+
+
+def section_fctma(data: dict) -> str:
+    trace = "itc"
+    bench = runs_of(data, trace)
+    if not bench:
+        return missing(trace, "run <code>heapkit demo</code> (or <code>heapkit bench "
+                       "--workload itc --json</code>).")
+    allocs = focus_first([a for a in allocator_order(data) if a in bench], FCTMA_FOCUS)
+    nfocus = sum(a in FCTMA_FOCUS for a in allocs)
+    # Compare runs without failures, as the paper did: each allocator at the
+    # smallest arena on which itc replays without one, where the demo found it.
+    mins = {e["allocator"]: e for e in data["extra"].get("itc_min", []) if e.get("result")}
+    sizes = {e["allocator"]: e for e in data["extra"].get("itc_size", [])}
+    runs, notes = {}, {}
+    for a in allocs:
+        if a in mins:
+            runs[a] = mins[a]
+            notes[a] = f"arena {fmt_bytes(mins[a]['arena'])} B (smallest without failures)"
+        else:
+            runs[a] = bench[a]
+            why = get((sizes.get(a) or {}).get("result") or {}, "search.reason")
+            notes[a] = "default arena" + (f" ({why})" if why else "")
+    parts = []
+    absent = [a for a in FCTMA_FOCUS if a not in bench]
+    if absent:
+        parts.append(f'<p class="na">Not in these results: {esc(", ".join(absent))}.</p>')
+    for title, kind in (("Table I: duration of alloc()", "malloc"),
+                        ("Table II: duration of free()", "free")):
+        parts.append(f"<h3>{title}</h3>")
+        parts.append(table(TIMING_HEADER[:-1] + ["arena"], timing_rows(runs, allocs, kind, notes),
+                           focus=range(nfocus), text_cols=[-1]))
+    parts.append(cap(("Each allocator replays itc at the smallest arena on which it has no "
+                      "failed allocation (from a size search of itc), as no allocation failed "
+                      "in the paper's runs; where no such arena exists the default arena's run "
+                      "is shown. " if mins else "Runs at the engine's default arena. ")
+                     + esc(NOISE_NOTE) + " Paper (STM32F103 at 72 MHz, oscilloscope): FCTMA "
+                     "alloc 2196 ns avg (sd 14 ns), heap4 3300 ns (sd 1070 ns); free 957 ns vs "
+                     "2847 ns."))
+    rows = []
+    for a in allocs:
+        r = runs[a]
+        res = r.get("result") or {}
+        apl = get(res, "replay.at_peak_live") or {}
+        dflt = fmt_int(get(bench[a].get("result") or {}, "replay.failures.total"))
+        if failed(r) or not apl or apl.get("footprint") is None:
+            rows.append([a] + ["n/a"] * 9 + [dflt, failed(r) or "footprint not observable"])
+            continue
+        user, fp, ext = apl["requested"], apl["footprint"], apl["external"]
+        total = fp - ext
+        per_block = apl["granted"] / apl["blocks"] if apl.get("blocks") else None
+        rows.append([a, fmt_bytes(user), fmt_bytes(apl["granted"]), fmt_f(per_block),
+                     fmt_bytes(apl["metadata"]),
+                     fmt_bytes(total), fmt_pct(1 - user / total if total else None),
+                     fmt_bytes(fp), fmt_pct(1 - user / fp if fp else None),
+                     fmt_int(get(res, "replay.failures.total")), dflt, notes[a]])
+    parts.append("<h3>Table III: internal fragmentation at the peak-live moment</h3>")
+    parts.append(table(["allocator", "user bytes", "granted B", "granted per block",
+                        "control + headers B",
+                        "total B (granted + control)", "internal frag.", "footprint B",
+                        "frag. incl. free holes", "failures", "failures at default arena",
+                        "arena"], rows, focus=range(nfocus), text_cols=[-1]))
+    parts.append(cap("User bytes = live requested bytes at the peak-live record. Total = the "
+                     "footprint minus the free blocks below it: every byte the allocator has "
+                     "handed out or spent on control data and headers (the paper's 'total "
+                     "bytes allocated from heap plus static allocations'). Internal "
+                     "fragmentation = 1 - user / total. A pool allocator that carves its "
+                     "pools in advance has unused slots below the footprint; they count as free "
+                     "blocks in the first figure and are included in the second. Granted per "
+                     "block shows the size class a 127-byte request lands in. At the default "
+                     "arena (4 x peak live) poolset's fixed class split leaves too few slots of "
+                     "the class that serves 127 bytes, hence its failures there. Paper: FCTMA "
+                     "20558 of 21878 B (6.03 %), heap4 26114 of 26939 B (3.06 %)."))
+    return "\n".join(parts)
+
+
+def section_kth(data: dict, st: Styles, figs: Figures) -> str:
+    trace = "kth"
+    runs = runs_of(data, trace)
+    extra = data["extra"]
+    if not runs and not extra.get("kth_levels"):
+        return missing(trace, "run <code>heapkit demo</code> (or <code>heapkit bench "
+                       "--workload kth --json</code> for Figure 1).")
+    names = allocator_order(data)
+    focus = [a for a in KTH_FOCUS if a in names] or names[:6]
+    parts = ["<h3>Figure 1: memory held vs given to the user over time (standard buddy and "
+             "peers)</h3>"]
+    parts.append(figs.img(fig_kth_memory, (runs, focus), "kth memory over time"))
+    parts.append(cap("From the engine's 200-point series on the kth trace at the default arena. "
+                     "'Held' is the footprint (arena bytes up to the end of the highest live "
+                     "block, the in-arena analogue of memory obtained from the OS); 'used "
+                     "blocks' is capacity minus free bytes; the green band is free memory "
+                     "inside the footprint (the paper's green line). heapkit's buddy places "
+                     "blocks from the top of its arena, so its footprint is the whole arena "
+                     "from the first allocation."))
+    parts.append("<h3>Figure 2: with blocks returned to the OS</h3>")
+    parts.append('<p class="na">Not reproduced: the paper\'s optimisation hands free level-7 '
+                 "blocks back to the OS (munmap). That needs a hosted buddy that obtains its "
+                 "top-level blocks from the OS; heapkit's buddy manages one fixed arena and "
+                 "has nothing to return, and no hosted variant exists yet. No figure is "
+                 "shown rather than a substitute.</p>")
+    parts.append("<h3>Figure 3: malloc cost over the run</h3>")
+    parts.append(figs.img(fig_kth_time, (extra.get("kth_windows", []), focus, st),
+                          "kth cost over time"))
+    parts.append(cap("The engine reports timing quantiles, not per-call samples, so the kth "
+                     "trace's prefixes of 10 %, 20 %, ..., 100 % of its records are replayed "
+                     "separately and each point is the median (left) or p99 (right) of all "
+                     "mallocs up to that point. These are cumulative, so a late change in cost "
+                     "shows up damped; differencing the prefixes' totals would give per-tenth "
+                     "means, but a mean over a noisy host is dominated by a few preempted calls, "
+                     "so it is not shown. The paper's Figure 3 is the cost per round of many "
+                     "ballocs. " + esc(NOISE_NOTE)))
+    parts.append("<h3>Figure 4: malloc cost per size level, against the system malloc</h3>")
+    levels = extra.get("kth_levels", [])
+    parts.append(figs.img(fig_kth_levels, (levels, focus, st), "kth cost per level"))
+    if levels:
+        rows = []
+        lv = sorted({e["level"] for e in levels})
+        for a in focus:
+            row: list[Any] = [a]
+            for k in lv:
+                e = next((x for x in levels if x["allocator"] == a and x["level"] == k), None)
+                t = get(e.get("result") or {}, "replay.timing.malloc") if e else None
+                fails = get(e.get("result") or {}, "replay.failures.total") if e else None
+                cellv = fmt_ns(t["p50"]) if t and t.get("count") else "n/a"
+                row.append((cellv + (f" ({fails} failed)" if fails else ""), "bad") if fails
+                           else cellv)
+            rows.append(row)
+        bounds = {e["level"]: (e.get("lo"), e.get("hi")) for e in levels}
+        parts.append(table(["allocator"] + [f"level {k}: {bounds[k][0]}-{bounds[k][1]} B"
+                                            for k in lv], rows))
+        e0 = levels[0]
+        parts.append(cap(f"Median ns per malloc. One trace per size level: the kth process "
+                         f"(random slot in a {e0.get('slots')}-slot buffer, the old block freed "
+                         f"first) with all {e0.get('allocs')} requests drawn from that level "
+                         "only, so every run's heap holds one size class, as in the paper's "
+                         "per-level benchmark. Arena: 4 x slots x (32 &lt;&lt; k) bytes or the "
+                         "engine's default, whichever is larger, so allocators whose smallest "
+                         "block is far above a 1-8 byte request still fit every slot at level 0 "
+                         "(failures, if any, are marked). The paper plots the total cost of "
+                         "100,000 ballocs, i.e. 100,000 x the mean. " + esc(NOISE_NOTE)))
+    return "\n".join(parts)
+
+
+def section_cse3320(data: dict) -> str:
+    trace = "cse3320"
+    runs = runs_of(data, trace)
+    single = {e["allocator"]: e for e in data["extra"].get("cse3320_single", [])}
+    if not runs and not single:
+        return missing(trace, "run <code>heapkit demo</code> (or <code>heapkit bench "
+                       "--workload cse3320 --json</code>).")
+    names = allocator_order(data)
+    fits = [(a, label) for a, label in CSE_FITS if a in names]
+    parts = ["<h3>Malloc test: mean time per call</h3>"]
+    order = ["system"] + [a for a, _ in fits]
+    order = focus_first([a for a in names if a in runs], order)
+    rows = []
+    labels = dict(CSE_FITS)
+    for a in order:
+        r = runs[a]
+        tm, tf = timing(r, "malloc"), timing(r, "free")
+        if not tm:
+            rows.append([f"{a}", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", failed(r) or ""])
+            continue
+        rows.append([a + (f" ({labels[a]})" if a in labels else ""), fmt_f(tm["mean"]),
+                     fmt_ns(tm["p50"]), fmt_ns(tm["p99"]),
+                     fmt_f(tf["mean"]) if tf else "n/a", fmt_ns(tf["p50"]) if tf else "n/a",
+                     fmt_ns(tf["p99"]) if tf else "n/a", get(r["result"], "allocator.family", "")])
+    nf = sum(a in ("system",) + tuple(labels) for a in order)
+    parts.append(table(["allocator", "malloc mean ns", "malloc median ns", "malloc p99 ns",
+                        "free mean ns", "free median ns", "free p99 ns", "family"], rows,
+                       focus=range(nf), text_cols=[-1]))
+    rounds = data["traces"].get(trace, {}).get("params", {}).get("rounds")
+    parts.append(cap(f"The cse3320 workload ({esc(rounds or 'default')} rounds of the five-step "
+                     "test). The paper averaged 100 iterations in a GitHub codespace: System "
+                     "127/35 ns, FF 153/42, NF 154/44, BF 206/45, WF 209/46 ns (malloc/free). "
+                     + esc(NOISE_NOTE)))
+    # counters
+    parts.append("<h3>Fragmentation &amp; heap size test: counters</h3>")
+    for label, source in (("one round, fixed order (the paper's five steps)", single),
+                          (f"the whole cse3320 workload ({rounds or 'default'} rounds)", runs)):
+        cols = [(a, lab) for a, lab in fits if a in source]
+        if not cols:
+            parts.append(f'<p class="na">No seqfit runs for {esc(label)}.</p>')
+            continue
+        rows = []
+        for key in CSE_COUNTERS:
+            row: list[Any] = [key.replace("_", " ")]
+            for a, _ in cols:
+                row.append(fmt_int(get(source[a].get("result") or {}, f"replay.counters.{key}")))
+            rows.append(row)
+        row = ["peak footprint (engine)"]
+        for a, _ in cols:
+            row.append(fmt_int(get(source[a].get("result") or {}, "replay.memory.peak_footprint")))
+        rows.append(row)
+        parts.append(f"<p><b>{esc(label)}</b></p>")
+        parts.append(table(["counter"] + [f"{lab} ({a})" for a, lab in cols], rows))
+    parts.append(cap("Counters from <code>hk_seqfit_get_counters</code> (the engine's "
+                     "<code>counters</code> object): reuses = allocations served from the free "
+                     "list, grows = allocations that extended the used top of the arena (as sbrk "
+                     "would), max heap = high-water mark of that top. Paper (24-byte header): FF "
+                     "10/22/10/30/1/20296/17016, BF 11/21/10/29/1/20296/11992. heapkit's seqfit "
+                     "header is smaller, so the same requests leave different holes."))
+    # all allocators: max heap analogue on the single round
+    if single:
+        rows = []
+        for a in [x for x in names if x in single]:
+            res = single[a].get("result") or {}
+            rows.append([a, fmt_int(get(res, "replay.memory.peak_footprint")),
+                         fmt_pct(get(res, "replay.fragmentation.jw4")),
+                         fmt_int(get(res, "replay.failures.total")),
+                         failed(single[a]) or get(res, "allocator.family", "")])
+        parts.append("<p><b>Every allocator on the single round: peak footprint (the max-heap "
+                     "analogue)</b></p>")
+        parts.append(table(["allocator", "peak footprint B", "J&W #4", "failures", "family"],
+                           rows, text_cols=[-1]))
+    return "\n".join(parts)
+
+
+def section_traces(data: dict, st: Styles, figs: Figures) -> str:
+    allocs = allocator_order(data)
+    parts = [cap("For each trace: latency tails drawn through the five quantiles the engine "
+                 "reports per call kind (min, p50, p99, p99.9, max; y = share of calls slower, "
+                 "so the p99 point sits at 0.01), footprint against live requested bytes over "
+                 "time, and the heap map from the engine's heap-walk snapshots. Heapkit "
+                 "allocators are solid lines, peers dashed, the system malloc dotted black. "
+                 + esc(NOISE_NOTE))]
+    for trace in trace_order(data):
+        runs = runs_of(data, trace)
+        info = data["traces"].get(trace, {})
+        any_res = next((r["result"] for r in runs.values() if r.get("result")), {})
+        desc = info.get("label") or ""
+        n = get(any_res, "trace.records")
+        peak = get(any_res, "trace.peak_live_requested")
+        parts.append(f'<h3 id="trace-{esc(trace)}">{esc(trace)}</h3>')
+        parts.append(cap(f"{esc(desc)} {fmt_int(n)} records, peak live requested "
+                         f"{fmt_kib(peak)}. {esc(info.get('note', ''))}"))
+        parts.append(figs.img(fig_latency, (trace, runs, allocs, st), f"{trace} latency"))
+        parts.append(figs.img(fig_fragmentation, (trace, runs, allocs, st),
+                              f"{trace} fragmentation"))
+        parts.append(figs.img(fig_heapmaps, (trace, runs, allocs), f"{trace} heap map"))
+    return "\n".join(parts)
+
+
+PAPER_NOTES = [
+    ("buddy-freertos", "Tables 3-6 are reproduced on the <code>buddy-paper</code> workload "
+     "(the paper gives no sizes or counts; the generator's docstring says how they were "
+     "chosen), heapkit's buddy standing in for heap_buddy.c, with FreeRTOS heap_5 and heap_4 "
+     "as peers. The arena is the engine's default (4 x peak live), not the BL602 heap; times "
+     "are per call on the host, not the BL602 microsecond timer. Tables 1-2 are qualitative "
+     "(literature summary, verdicts) and are not recomputed."),
+    ("fctma-pools", "Tables I-III are reproduced on the <code>itc</code> workload (a "
+     "discrete-event version of the producer/consumer benchmark, MaxTime tuned to about 100 "
+     "live blocks), heapkit's poolset standing in for FCTMA, FreeRTOS heap_4 as the peer, at "
+     "each allocator's smallest failure-free arena. SDMA is not available. FCTMA grows its "
+     "pools from a SimpleDMA on demand while poolset carves its classes when the heap is "
+     "made, so 'total bytes' is shown with and without the free slots."),
+    ("buddy-kth", "Figure 1 is reproduced with the arena footprint in place of memory obtained "
+     "from the OS; Figure 2 (blocks returned to the OS) is not: it needs a hosted buddy that "
+     "gets its top-level blocks from mmap, and none exists in heapkit. Figure 3 is "
+     "approximated by cumulative quantiles over prefixes of the trace (the engine reports "
+     "quantiles, not per-call samples); Figure 4 by one trace per size level. 'system' is the "
+     "C library's malloc of this host (glibc unless LD_PRELOAD says otherwise)."),
+    ("fits-cse3320", "Both tables are reproduced: timing on the <code>cse3320</code> workload "
+     "and the counters from <code>hk_seqfit_get_counters</code>, for the paper's single "
+     "five-step round and for the repeated workload. The paper lists no block sizes; the "
+     "workload's sizes reproduce its totals (32 mallocs, 20296 bytes) and its 17016-byte "
+     "first-fit heap with a 24-byte header. heapkit's seqfit header is smaller, so its "
+     "counters and max heap differ from the paper's."),
+]
+
+
+def section_notes(data: dict) -> str:
+    meta = data["meta"]
+    items = [f"<li><b>{esc(k)}</b>: {v}</li>" for k, v in PAPER_NOTES]
+    for note in meta.get("notes", []):
+        items.append(f"<li>{esc(note)}</li>")
+    items.append("<li>Timings: " + esc(NOISE_NOTE) + " The papers measured on MCUs "
+                 "(STM32F103, BL602) or desktop Linux; compare orderings, not absolute "
+                 "values.</li>")
+    t = meta.get("timing")
+    if t:
+        items.append(f"<li>This run: collecting the results took {t['wall_s']:.0f} s wall and "
+                     f"{t['cpu_s']:.0f} s CPU (this process and every engine process) with "
+                     f"{t['jobs']} engine runs at a time; load average at the end "
+                     f"{t['load_avg_at_end'][0]:.2f} on a shared machine.</li>")
+    na = [(r["allocator"], r["trace"], r.get("error")) for r in data["runs"] if failed(r)]
+    if na:
+        lis = "".join(f"<li><code>{esc(a)}</code> on <code>{esc(t)}</code>: {esc(e)}</li>"
+                      for a, t, e in na)
+        items.append(f"<li>Runs the engine could not make (n/a in the tables):<ul>{lis}</ul></li>")
+    fails = [(r["trace"], r["allocator"], get(r["result"], "replay.failures.total"))
+             for r in data["runs"] if r.get("result")
+             and get(r["result"], "replay.failures.total")]
+    if fails:
+        by = {}
+        for t, a, n in fails:
+            by.setdefault(a, []).append(f"{t} ({n:,})")
+        lis = "".join(f"<li><code>{esc(a)}</code>: {esc(', '.join(v))}</li>"
+                      for a, v in by.items())
+        items.append("<li>Runs with failed allocations at the default arena (results, not "
+                     f"errors; failed requests hold no memory):<ul>{lis}</ul></li>")
+    return "<ul>" + "\n".join(items) + "</ul>"
+
+
+def _meta_block(data: dict) -> str:
+    meta = data["meta"]
+    bits = []
+    if meta.get("generated"):
+        bits.append(f"results generated {esc(meta['generated'])}")
+    if meta.get("host"):
+        bits.append(f"host: {esc(meta['host'])}")
+    if meta.get("quick"):
+        bits.append("<b>--quick run: reduced workloads and trace prefixes</b>")
+    t = meta.get("timing")
+    if t:
+        bits.append(f"demo collection took {t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s CPU "
+                    f"({t['jobs']} parallel engine runs; machine shared)")
+    eng = next((get(r["result"], "engine") for r in data["runs"] if r.get("result")), None)
+    if eng:
+        bits.append(f"engine HK_ALIGN {eng.get('hk_align')}, LD_PRELOAD "
+                    f"{esc(eng.get('ld_preload') or 'none')}")
+    return '<p class="meta">' + "; ".join(bits) + "</p>" if bits else ""
+
+
+def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
+               progress: bool = False) -> str:
+    """The whole report page as a string (plots rendered in *workers* processes)."""
+    allocs = allocator_order(data)
+    st = Styles(allocs, families(data))
+    figs = Figures()
+    body = {
+        "summary": section_summary(data),
+        "size": section_size(data),
+        "buddy-freertos": section_buddy_freertos(data),
+        "fctma-pools": section_fctma(data),
+        "buddy-kth": section_kth(data, st, figs),
+        "fits-cse3320": section_cse3320(data),
+        "traces": section_traces(data, st, figs),
+        "notes": section_notes(data),
+    }
+    nav = "".join(f'<li><a href="#{k}">{esc(v)}</a></li>' for k, v in SECTIONS.items())
+    traces_nav = " ".join(f'<a href="#trace-{esc(t)}">{esc(t)}</a>' for t in trace_order(data))
+    out = [f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+           f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+           f"<h1>{esc(title)}</h1>", _meta_block(data),
+           f'<div class="warn">{esc(NOISE_NOTE)}</div>',
+           f"<nav><ol>{nav}</ol></nav>",
+           f'<p class="meta">Traces: {traces_nav}</p>' if traces_nav else ""]
+    for key, heading in SECTIONS.items():
+        out.append(f'<h2 id="{key}">{esc(heading)}</h2>')
+        out.append(body[key])
+    out.append("</body></html>\n")
+    page = "\n".join(out)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(figs.jobs), desc="plots", unit="plot", file=sys.stderr)
+    try:
+        return figs.fill(page, workers, bar.update if bar else None)
+    finally:
+        if bar:
+            bar.close()
+
+
+def write_report(data: dict, path: str | os.PathLike, title: str = "heapkit report",
+                 workers: int = 1, progress: bool = False) -> Path:
+    page = build_html(data, title, workers, progress)
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise HeapkitError(f"{path}: cannot write: {e.strerror or e}") from None
+    return path
+
+
+def host_description() -> str:
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs" + \
+        (f", {model}" if model else "")
+
+
+def run(args) -> int:
+    """``heapkit report``: -o FILE, results files (any number), --quick, --title."""
+    paths = list(getattr(args, "results", None) or [])
+    out = getattr(args, "output", None) or "report.html"
+    title = getattr(args, "title", None) or "heapkit report"
+    t0 = time.perf_counter()
+    if paths:
+        data = load(paths)
+    else:
+        from . import demo
+        print("heapkit report: no --results given, running the demo runs first "
+              f"({'quick' if getattr(args, 'quick', False) else 'full'})", file=sys.stderr)
+        data = demo.collect(quick=bool(getattr(args, "quick", False)))
+    if not data["runs"] and not data["size_runs"]:
+        raise HeapkitError("the results hold no runs")
+    path = write_report(data, out, title, workers=2, progress=True)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, "
+          f"{time.perf_counter() - t0:.1f} s)")
+    return 0

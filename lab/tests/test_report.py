@@ -1,0 +1,456 @@
+"""heapkit report / heapkit demo: the HTML report and the demo that feeds it.
+
+The report is built from a small hand-made results set (every number in it
+chosen here, so the tests can look for them and change them) and from a real
+``heapkit demo --quick`` run against the engine.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from heapkit import cli
+from heapkit import report as rep
+
+HEADINGS = list(rep.SECTIONS.values())
+
+
+# --------------------------------------------------------------------------
+# A hand-made results set in the engine's layout (docs/results-format.md)
+
+def _timing(base: float) -> dict:
+    t = {"noisy": True, "note": "noisy", "unit": "ns", "clock": "test", "ns_per_tick": 1.0,
+         "overhead_ns": 0.0}
+    for k, kind in enumerate(("malloc", "calloc", "aligned", "realloc", "free")):
+        if kind in ("calloc", "aligned", "realloc"):
+            t[kind] = {"count": 0, **{s: None for s in ("min", "p50", "p99", "p999", "max",
+                                                        "mean", "stddev")}}
+            continue
+        b = base + 1000 * k
+        t[kind] = {"count": 5000, "min": b - 7, "p50": b, "p99": b + 11, "p999": b + 23,
+                   "max": b + 4099, "mean": b + 0.5, "stddev": 3.25}
+    return t
+
+
+def _result(alloc: str, trace: str, n: int, *, family: str = "heapkit", failures: int = 0,
+            counters: dict | None = None, end_free: int = 1) -> dict:
+    """One engine result; *n* makes every number of it distinctive."""
+    in_arena = family != "system"
+    records = 1000
+    rec = list(range(99, records, 100))
+    peak = 10000 + n
+    series = {"samples": len(rec), "record": rec,
+              "live_requested": [peak // 2 + 10 * i for i in range(len(rec))],
+              "live_granted": [peak // 2 + 20 * i for i in range(len(rec))],
+              "footprint": [peak + 100 * i for i in range(len(rec))] if in_arena else None,
+              "free_bytes": [5000 - 10 * i for i in range(len(rec))] if in_arena else None,
+              "largest_free": [4000] * len(rec) if in_arena else None,
+              "free_blocks": [3] * len(rec) if in_arena else None}
+    # Heap map: a fragmented moment (3 free blocks), then everything free.
+    frag = [[0, 64, 1], [64, 96 + n, 0], [160 + n, 64, 1], [224 + n, 48, 0], [272 + n, 64, 1],
+            [336 + n, 700, 0]]
+    end = [[0, 512, 0]] * end_free if end_free == 1 else \
+        [[0, 256, 0], [256, 128, 0], [384, 128, 0]][:end_free]
+    heapmap = {"cap": 4096, "snapshots": [
+        {"record": 499, "walked_blocks": 6, "merged": False, "truncated": False, "blocks": frag},
+        {"record": 999, "walked_blocks": len(end), "merged": False, "truncated": False,
+         "blocks": end}]} if in_arena else None
+    return {
+        "format": "heapkit-replay", "format_version": 1, "mode": "replay",
+        "engine": {"hk_align": 8, "ld_preload": None, "load_s": 0.01, "total_s": 0.1,
+                   "total_cpu_s": 0.1},
+        "trace": {"path": f"/tmp/{trace}.hkb", "records": records, "ids": 500,
+                  "ops": {"malloc": 500, "calloc": 0, "aligned": 0, "realloc": 0, "free": 500},
+                  "peak_live_requested": peak, "peak_live_record": 400, "peak_live_blocks": 40,
+                  "max_alignment": 0},
+        "allocator": {"name": alloc, "family": family, "in_arena": in_arena},
+        "arena": {"size": 65536 + 64 * n, "alignment": 64, "default": True, "accepted": True,
+                  "control_bytes": 128} if in_arena else None,
+        "replay": {
+            "completed_records": records,
+            "failures": {"total": failures, "malloc": failures, "calloc": 0, "aligned": 0,
+                         "realloc": 0, "unsupported_aligned": 0,
+                         "first_failure_record": 5 if failures else None, "skipped_frees": 0,
+                         "failed_realloc_frees": 0},
+            "errors": {"corrupt_blocks": 0, "calloc_not_zero": 0, "misaligned": 0,
+                       "bad_blocks": 0, "misuse_reports": 0, "check": 0,
+                       "patterns_checked": True},
+            "memory": {"peak_live_requested": peak, "peak_live_record": 400,
+                       "peak_live_granted": peak + 300, "end_live_requested": 0,
+                       "end_live_granted": 0, "end_live_blocks": 0,
+                       "peak_footprint": peak + 3000 + n if in_arena else None,
+                       "peak_footprint_record": 401 if in_arena else None,
+                       "live_requested_at_peak_footprint": peak - 5 if in_arena else None,
+                       "end_footprint": 0 if in_arena else None,
+                       "capacity": 60000 if in_arena else None,
+                       "min_ever_free": 1000 if in_arena else None},
+            "fragmentation": {"jw1": 0.2, "jw2": 0.25, "jw3": 0.3,
+                              "jw4": (3000 + n) / peak if in_arena else None},
+            "at_peak_live": {"record": 400, "requested": peak, "granted": peak + 300,
+                             "blocks": 40, "internal": 300,
+                             "footprint": peak + 2000 + n if in_arena else None,
+                             "external": 1200 if in_arena else None,
+                             "metadata": 500 + n if in_arena else None,
+                             "free_blocks_below_footprint": 4 if in_arena else None,
+                             "largest_free_below_footprint": 700 if in_arena else None,
+                             "free_above_footprint": 9000 if in_arena else None},
+            "counters": counters,
+            "series": series, "heapmap": heapmap, "timing": _timing(1000 + 17 * n),
+            "engine_time": {"replay_s": 0.01, "replay_cpu_s": 0.01, "records_per_s": 1e5},
+        },
+    }
+
+
+def _size(alloc: str, trace: str, arena: int | None, peak: int, family: str = "heapkit") -> dict:
+    return {"format": "heapkit-replay", "format_version": 1, "mode": "size-search",
+            "trace": {"path": f"/tmp/{trace}.hkb", "records": 1000,
+                      "peak_live_requested": peak},
+            "allocator": {"name": alloc, "family": family, "in_arena": family != "system"},
+            "arena": {"size": arena} if arena else None,
+            "search": {"min_arena": arena, "peak_live_requested": peak,
+                       "ratio": arena / peak if arena else None, "granularity": 16,
+                       "failed_at": (arena or 0) - 16, "limit": 1 << 20, "probes": 9,
+                       "checked_below": 15, "nonmonotone": False, "succeeded_below": [],
+                       "reason": None if arena else "fails at every arena size up to the "
+                                                    "search limit"},
+            "verify": None}
+
+
+ALLOCS = [("buddy", "heapkit"), ("seqfit-first", "heapkit"), ("poolset", "heapkit"),
+          ("system", "system"), ("freertos-heap4", "peer"), ("freertos-heap5", "peer")]
+TRACES = ["buddy-paper", "itc", "kth", "cse3320", "ls"]
+
+
+def hand_made() -> dict:
+    runs, size_runs = [], []
+    n = 0
+    for trace in TRACES:
+        for alloc, fam in ALLOCS:
+            n += 1
+            counters = None
+            if alloc.startswith("seqfit"):
+                counters = {"reuses": 700 + n, "grows": 800 + n, "splits": 900 + n,
+                            "coalesces": 1000 + n, "free_blocks": 3, "requested": 20296 + n,
+                            "max_heap": 17000 + n}
+            res = _result(alloc, trace, n, family=fam, counters=counters,
+                          failures=37 if alloc == "poolset" else 0,
+                          end_free=3 if alloc == "freertos-heap5" else 1)
+            runs.append({"allocator": alloc, "trace": trace, "result": res})
+    for k, (alloc, fam) in enumerate(ALLOCS):
+        for j, trace in enumerate(("ls", "find")):
+            arena = None if fam == "system" or alloc == "poolset" else 10000 + 160 * (k + j)
+            size_runs.append({"allocator": alloc, "trace": trace,
+                              "result": _size(alloc, trace, arena, 8000, fam)})
+    refs = [{"allocator": a, "result": _result(a, "probe", 0, family=f),
+             "heapmap_stats": [{"record": 1, "free_blocks": 1, "largest_free": 512,
+                                "smallest_free": 512, "free_bytes": 512, "used_blocks": 0,
+                                "merged": False}]}
+            for a, f in ALLOCS if f != "system"]
+    levels = [{"allocator": a, "level": lvl, "lo": 1 + lvl, "hi": 8 + lvl, "allocs": 100,
+               "slots": 16, "result": _result(a, f"kth-level{lvl}", 50 + lvl, family=f)}
+              for a, f in ALLOCS for lvl in range(3)]
+    windows = [{"allocator": a, "window": w,
+                "result": _result(a, "kth", 60 + w, family=f)} for a, f in ALLOCS
+               for w in (1, 2, 3)]
+    for w in windows:
+        w["result"]["replay"]["timing"]["malloc"]["count"] = 100 * w["window"]
+    single = [{"allocator": a, "result": _result(a, "cse3320-single", 70, family=f,
+                                                   counters={"reuses": 11, "grows": 21,
+                                                             "splits": 10, "coalesces": 31,
+                                                             "free_blocks": 0,
+                                                             "requested": 20296,
+                                                             "max_heap": 11656}
+                                                   if a.startswith("seqfit") else None)}
+              for a, f in ALLOCS]
+    itc_min = [{"allocator": a, "arena": 40000 + 16 * k,
+                "result": _result(a, "itc", 90 + k, family=f)}
+               for k, (a, f) in enumerate(ALLOCS) if f != "system"]
+    return {"kind": "heapkit-demo", "version": 1,
+            "meta": {"generated": "2025-01-01T00:00:00", "host": "test host", "quick": False,
+                     "timing": {"wall_s": 12.5, "cpu_s": 20.25, "jobs": 2,
+                                "load_avg_at_end": [1.0, 1.0, 1.0]},
+                     "notes": ["a note from the demo"]},
+            "runs": runs, "size_runs": size_runs,
+            "traces": {t: {"kind": "workload", "label": f"trace {t}", "note": ""} for t in TRACES},
+            "extra": {"kth_levels": levels, "kth_windows": windows, "cse3320_single": single,
+                      "merge_reference": refs, "itc_size": [], "itc_min": itc_min}}
+
+
+def sections(page: str) -> dict[str, str]:
+    """Section id -> its HTML (up to the next <h2>)."""
+    out = {}
+    for key in rep.SECTIONS:
+        start = page.index(f'<h2 id="{key}">')
+        nxt = page.find("<h2 id=", start + 1)
+        out[key] = page[start:nxt if nxt >= 0 else len(page)]
+    return out
+
+
+def external_refs(page: str) -> list[str]:
+    bad = []
+    for m in re.finditer(r'(?:src|href)\s*=\s*"([^"]*)"', page):
+        if not (m.group(1).startswith("data:") or m.group(1).startswith("#")):
+            bad.append(m.group(0)[:80])
+    for pat in (r"<link\b", r"<script\b", r"@import", r"url\(", r"https?://", r"<iframe\b"):
+        bad += [m.group(0) for m in re.finditer(pat, page)]
+    return bad
+
+
+@pytest.fixture(scope="module")
+def hand_page() -> tuple[dict, str]:
+    data = hand_made()
+    return data, rep.build_html(rep.normalize(copy.deepcopy(data)), "test report")
+
+
+# --------------------------------------------------------------------------
+# Report from the hand-made set
+
+def test_every_section_heading_appears(hand_page):
+    _, page = hand_page
+    for h in HEADINGS:
+        assert f">{rep.esc(h)}</h2>" in page
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+
+
+def test_no_external_references(hand_page):
+    _, page = hand_page
+    assert external_refs(page) == []
+    # the plots are there, embedded
+    assert page.count('src="data:image/png;base64,') >= 10
+
+
+def test_summary_table_holds_every_run(hand_page):
+    data, page = hand_page
+    summary = sections(page)["summary"]
+    for r in data["runs"]:
+        t = r["result"]["replay"]["timing"]
+        for stat in ("p50", "p99", "max"):
+            assert rep.fmt_ns(t["malloc"][stat]) in summary
+            assert rep.fmt_ns(t["free"][stat]) in summary
+        fp = r["result"]["replay"]["memory"]["peak_footprint"]
+        if fp is not None:
+            assert rep.fmt_bytes(fp) in summary
+            assert rep.fmt_pct(r["result"]["replay"]["fragmentation"]["jw4"]) in summary
+    assert summary.count(">37</td>") == len(TRACES)        # poolset's failures per trace
+
+
+def test_numbers_follow_the_input():
+    data = hand_made()
+    run = next(r for r in data["runs"] if r["trace"] == "itc" and r["allocator"] == "poolset")
+    run["result"]["replay"]["timing"]["malloc"]["p50"] = 98765.0
+    page = rep.build_html(rep.normalize(copy.deepcopy(data)))
+    assert "98,765" in sections(page)["summary"]
+    run["result"]["replay"]["timing"]["malloc"]["p50"] = 43210.0
+    page = rep.build_html(rep.normalize(copy.deepcopy(data)))
+    assert "43,210" in sections(page)["summary"] and "98,765" not in page
+
+
+def test_size_table_ratios_and_geomean(hand_page):
+    data, page = hand_page
+    size = sections(page)["size"]
+    ratios = {}
+    for r in data["size_runs"]:
+        s = r["result"]["search"]
+        if s["min_arena"]:
+            ratio = s["min_arena"] / s["peak_live_requested"]
+            ratios.setdefault(r["allocator"], []).append(ratio)
+            assert rep.fmt_f(ratio, 3) in size
+    for a, xs in ratios.items():
+        gm = math.exp(sum(map(math.log, xs)) / len(xs))
+        assert rep.fmt_f(gm, 3) in size
+    assert "n/a: arena" in size            # system has no arena
+    assert "n/a: size" in size             # poolset fails at every size
+    assert "0/2" in size and "2/2" in size
+
+
+def test_buddy_freertos_tables(hand_page):
+    data, page = hand_page
+    sec = sections(page)["buddy-freertos"]
+    for h in ("Table 3", "Table 4", "Table 5", "Table 6"):
+        assert h in sec
+    # Table 3: the fragmented snapshot of buddy (n = 1): free blocks of 97, 48 and 700 B
+    assert ">700</td>" in sec and ">48</td>" in sec and ">845</td>" in sec
+    # Table 4: heap5 ends with 3 free blocks where a fresh heap has 1
+    heap5_row = re.search(r"<td>freertos-heap5</td>.*?</tr>", sec.split("Table 4")[1]).group(0)
+    assert "no:" in heap5_row
+    buddy_row = re.search(r"<td>buddy</td>.*?</tr>", sec.split("Table 4")[1]).group(0)
+    assert "yes:" in buddy_row
+    # Tables 5/6: min / mean / max of buddy's malloc on buddy-paper
+    t = data["runs"][0]["result"]["replay"]["timing"]
+    for k in ("min", "p50", "p99", "max"):
+        assert rep.fmt_ns(t["malloc"][k]) in sec and rep.fmt_ns(t["free"][k]) in sec
+    assert rep.fmt_f(t["malloc"]["mean"]) in sec
+
+
+def test_fctma_tables_use_the_min_arena_runs(hand_page):
+    data, page = hand_page
+    sec = sections(page)["fctma-pools"]
+    for e in data["extra"]["itc_min"]:
+        t = e["result"]["replay"]["timing"]
+        assert rep.fmt_ns(t["malloc"]["p50"]) in sec
+        assert f"arena {rep.fmt_bytes(e['arena'])} B" in sec
+        apl = e["result"]["replay"]["at_peak_live"]
+        total = apl["footprint"] - apl["external"]
+        assert rep.fmt_bytes(total) in sec
+        assert rep.fmt_pct(1 - apl["requested"] / total) in sec
+
+
+def test_cse3320_counters_and_timing(hand_page):
+    data, page = hand_page
+    sec = sections(page)["fits-cse3320"]
+    run = next(r for r in data["runs"] if r["trace"] == "cse3320"
+               and r["allocator"] == "seqfit-first")
+    for key, value in run["result"]["replay"]["counters"].items():
+        assert rep.fmt_int(value) in sec, key
+    assert rep.fmt_int(11656) in sec       # the single round's max heap
+    for r in data["runs"]:
+        if r["trace"] == "cse3320":
+            assert rep.fmt_f(r["result"]["replay"]["timing"]["malloc"]["mean"]) in sec
+
+
+def test_kth_section(hand_page):
+    _, page = hand_page
+    sec = sections(page)["buddy-kth"]
+    assert "Figure 2" in sec and "Not reproduced" in sec
+    assert sec.count('src="data:image/png') == 3    # figures 1, 3 and 4
+    for lvl in range(3):
+        assert f"level {lvl}: {1 + lvl}-{8 + lvl} B" in sec
+
+
+def test_missing_trace_sections_say_so():
+    data = hand_made()
+    data["runs"] = [r for r in data["runs"] if r["trace"] == "ls"]
+    data["extra"] = {}
+    page = rep.build_html(rep.normalize(data))
+    for key in ("buddy-freertos", "fctma-pools", "buddy-kth", "fits-cse3320"):
+        assert "hold no" in sections(page)[key]
+    for h in HEADINGS:
+        assert rep.esc(h) in page
+
+
+# --------------------------------------------------------------------------
+# Heap-map helpers
+
+def test_rasterize_exact_coverage():
+    snaps = [{"record": 0, "blocks": [[0, 50, 1], [50, 50, 0]]},
+             {"record": 1, "blocks": [[10, 20, 1], [30, 40, 1], [70, 30, 0]]}]
+    used, free = rep.rasterize(snaps, 100, bins=4)
+    assert np.allclose(used[0], [1, 1, 0, 0]) and np.allclose(free[0], [0, 0, 1, 1])
+    assert np.allclose(used[1], [0.6, 1, 0.8, 0]) and np.allclose(free[1], [0, 0, 0.2, 1])
+
+
+def test_packed_heapmap_round_trip():
+    res = _result("tlsf", "t", 3)
+    packed = rep.pack_heapmap(res, bins=32)
+    records, top, used, free = rep.heapmap_picture({"heapmap_raster": packed})
+    u2, f2 = rep.rasterize(res["replay"]["heapmap"]["snapshots"], top, 32)
+    assert records == [499, 999] and top == res["replay"]["memory"]["peak_footprint"]
+    assert np.abs(used - u2).max() <= 1 / 255 and np.abs(free - f2).max() <= 1 / 255
+
+
+def test_heapmap_stats():
+    st = rep.heapmap_stats([{"record": 7, "blocks": [[0, 8, 1], [8, 24, 0], [32, 16, 0],
+                                                     [48, 8, 1]]}])
+    assert st == [{"record": 7, "free_blocks": 2, "largest_free": 24, "smallest_free": 16,
+                   "free_bytes": 40, "used_blocks": 2, "merged": False}]
+
+
+# --------------------------------------------------------------------------
+# The CLI: report from bench/size files, argument forms
+
+def test_report_from_bench_and_size_files(tmp_path, capsys):
+    data = hand_made()
+    bench = {"kind": "heapkit-bench", "version": 1,
+             "runs": [{**r, "arena": None} for r in data["runs"]]}
+    size = {"kind": "heapkit-size", "version": 1, "runs": data["size_runs"]}
+    (tmp_path / "b.json").write_text(json.dumps(bench))
+    (tmp_path / "s.json").write_text(json.dumps(size))
+    out = tmp_path / "r.html"
+    assert cli.main(["report", "--results", str(tmp_path / "b.json"),
+                     "--results", str(tmp_path / "s.json"), "-o", str(out)]) == 0
+    page = out.read_text()
+    for h in HEADINGS:
+        assert rep.esc(h) in page
+    assert external_refs(page) == []
+    assert rep.fmt_ns(data["runs"][0]["result"]["replay"]["timing"]["malloc"]["p50"]) in page
+    # the positional form (what earlier versions took) gives the same page
+    out2 = tmp_path / "r2.html"
+    assert cli.main(["report", str(tmp_path / "b.json"), str(tmp_path / "s.json"),
+                     "-o", str(out2)]) == 0
+    assert out2.stat().st_size > 0
+
+
+def test_report_raw_engine_json(tmp_path):
+    res = _result("tlsf", "grep", 5)
+    (tmp_path / "e.json").write_text(json.dumps(res))
+    out = tmp_path / "r.html"
+    assert cli.main(["report", "--results", str(tmp_path / "e.json"), "-o", str(out)]) == 0
+    assert "<td>tlsf</td>" in out.read_text()
+
+
+def test_report_bad_input_is_one_line_error(tmp_path, capsys):
+    (tmp_path / "x.json").write_text('{"kind": "something-else"}')
+    code = cli.main(["report", "--results", str(tmp_path / "x.json"), "-o",
+                     str(tmp_path / "r.html")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("heapkit: error: ") and err.count("\n") == 1
+    code = cli.main(["report", "--results", str(tmp_path / "missing.json")])
+    assert code == 2
+
+
+# --------------------------------------------------------------------------
+# A real --quick demo run (engine built with CMake; about a minute)
+
+@pytest.fixture(scope="module")
+def quick_demo(tmp_path_factory):
+    from heapkit import engine
+    try:
+        engine.find_binary()
+    except engine.EngineError as e:
+        pytest.skip(f"no replay engine: {e}")
+    out = tmp_path_factory.mktemp("demo")
+    code = cli.main(["demo", "-o", str(out), "--quick"])
+    assert code == 0
+    return out
+
+
+@pytest.mark.slow
+def test_quick_demo_report(quick_demo):
+    data = json.loads((quick_demo / "results.json").read_text())
+    page = (quick_demo / "report.html").read_text()
+    assert data["kind"] == "heapkit-demo" and data["meta"]["quick"]
+    for h in HEADINGS:
+        assert f">{rep.esc(h)}</h2>" in page
+    assert external_refs(page) == []
+    from heapkit import engine
+    allocs = engine.list_allocators()
+    ran = {r["allocator"] for r in data["runs"]}
+    assert ran == set(allocs)
+    traces = {r["trace"] for r in data["runs"]}
+    assert {"itc", "kth", "cse3320", "buddy-paper"} <= traces
+    summary = sections(page)["summary"]
+    for r in data["runs"]:
+        if not r.get("result"):
+            continue
+        t = (r["result"]["replay"].get("timing") or {}).get("malloc") or {}
+        if t.get("count"):
+            assert rep.fmt_ns(t["p50"]) in summary
+        fp = r["result"]["replay"]["memory"]["peak_footprint"]
+        if fp is not None:
+            assert rep.fmt_bytes(fp) in summary
+    # the cse3320 counters come from the engine's counters object
+    single = {e["allocator"]: e for e in data["extra"]["cse3320_single"]}
+    cse = sections(page)["fits-cse3320"]
+    if "seqfit-first" in single:
+        c = single["seqfit-first"]["result"]["replay"]["counters"]
+        assert c is not None and c["requested"] == 20296
+        assert rep.fmt_int(c["max_heap"]) in cse
+    # every plot slot was filled
+    assert "\x00FIG" not in page
+    assert page.count('src="data:image/png;base64,') >= 3 * len(traces)
