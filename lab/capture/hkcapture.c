@@ -67,6 +67,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../common/hkb.h"
+
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .hkb writer assumes a little-endian host"
 #endif
@@ -76,21 +78,9 @@
 
 #define ENV_OUT "HEAPKIT_TRACE_OUT"
 #define DEFAULT_OUT "heapkit-%p.hkb"
-#define NULL_ID 0xFFFFFFFFu
 #define BUF_RECORDS ((size_t)1 << 16)      /* 1 MiB of records per write */
 #define MAP_INITIAL ((size_t)1 << 16)      /* slots; doubled at 70% load */
 #define BOOT_BYTES ((size_t)1 << 16)
-#define HEADER_BYTES 32
-
-typedef struct {
-    uint8_t op;
-    uint8_t reserved;
-    uint16_t tid;
-    uint32_t id;
-    uint32_t size;
-    uint32_t aux;
-} record_t;
-_Static_assert(sizeof(record_t) == 16, "a .hkb record is 16 bytes");
 
 typedef struct {
     uintptr_t key;              /* 0: empty slot */
@@ -189,7 +179,7 @@ static struct {
     slot_t *map;
     size_t map_cap, map_used;
     unsigned map_bits;
-    record_t *buf;
+    lab_rec_t *buf;
     size_t buffered;
     uint64_t flushed;            /* records in the file */
     uint32_t flushed_ids;        /* ids those records create */
@@ -311,40 +301,41 @@ static void make_paths(pid_t pid, int forked)
     put_str(S.info_path, m, sizeof S.info_path, ".info");
 }
 
-static void header_bytes(unsigned char h[HEADER_BYTES], uint64_t records, uint32_t ids)
+static void header_bytes(unsigned char h[LAB_HKB_HEADER], uint64_t records, uint32_t ids)
 {
-    memset(h, 0, HEADER_BYTES);
-    memcpy(h, "HKTRACE\0", 8);
-    h[8] = 1;                                  /* version 1, little-endian */
+    memset(h, 0, LAB_HKB_HEADER);
+    memcpy(h, LAB_HKB_MAGIC, LAB_HKB_MAGIC_LEN);
+    h[8] = LAB_HKB_VERSION;                    /* u32, little-endian */
     memcpy(h + 16, &records, 8);
     memcpy(h + 24, &ids, 4);
+}
+
+/* One "key value" line of FILE.info. */
+static size_t put_info_u64(char *dst, size_t at, size_t cap, const char *key, uint64_t v)
+{
+    at = put_str(dst, at, cap, key);
+    at = put_str(dst, at, cap, " ");
+    at = put_u64(dst, at, cap, v);
+    return put_str(dst, at, cap, "\n");
 }
 
 static void write_info(int complete)
 {
     char text[PATH_MAX + 512];
     const size_t cap = sizeof text;
-    size_t n = put_str(text, 0, cap, "heapkit-capture 1\npid ");
-    n = put_u64(text, n, cap, (uint64_t)getpid());
-    n = put_str(text, n, cap, "\nppid ");
-    n = put_u64(text, n, cap, (uint64_t)getppid());
-    n = put_str(text, n, cap, "\nexe ");
+    size_t n = put_str(text, 0, cap, "heapkit-capture 1\n");
+    n = put_info_u64(text, n, cap, "pid", (uint64_t)getpid());
+    n = put_info_u64(text, n, cap, "ppid", (uint64_t)getppid());
+    n = put_str(text, n, cap, "exe ");
     n = put_str(text, n, cap, S.exe);
-    n = put_str(text, n, cap, "\nrecords ");
-    n = put_u64(text, n, cap, S.flushed);
-    n = put_str(text, n, cap, "\nids ");
-    n = put_u64(text, n, cap, S.flushed_ids);
-    n = put_str(text, n, cap, "\nfree_null ");
-    n = put_u64(text, n, cap, __atomic_load_n(&S.free_null, __ATOMIC_RELAXED));
-    n = put_str(text, n, cap, "\nunknown_free ");
-    n = put_u64(text, n, cap, S.unknown_free);
-    n = put_str(text, n, cap, "\nunknown_realloc ");
-    n = put_u64(text, n, cap, S.unknown_realloc);
-    n = put_str(text, n, cap, "\nclamped ");
-    n = put_u64(text, n, cap, S.clamped);
-    n = put_str(text, n, cap, "\ncomplete ");
-    n = put_u64(text, n, cap, (uint64_t)complete);
     n = put_str(text, n, cap, "\n");
+    n = put_info_u64(text, n, cap, "records", S.flushed);
+    n = put_info_u64(text, n, cap, "ids", S.flushed_ids);
+    n = put_info_u64(text, n, cap, "free_null", __atomic_load_n(&S.free_null, __ATOMIC_RELAXED));
+    n = put_info_u64(text, n, cap, "unknown_free", S.unknown_free);
+    n = put_info_u64(text, n, cap, "unknown_realloc", S.unknown_realloc);
+    n = put_info_u64(text, n, cap, "clamped", S.clamped);
+    n = put_info_u64(text, n, cap, "complete", (uint64_t)complete);
     int fd = open(S.info_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
@@ -393,7 +384,7 @@ static int own_fd(void)
 
 static off_t end_of_records(void)
 {
-    return (off_t)(HEADER_BYTES + S.flushed * sizeof(record_t));
+    return (off_t)(LAB_HKB_HEADER + S.flushed * sizeof(lab_rec_t));
 }
 
 static void stop_locked(const char *why);
@@ -404,7 +395,7 @@ static void flush_locked(void)
     if (S.fd < 0 || S.buffered == 0)
         return;
     if (own_fd() != 0 ||
-        write_all(S.fd, S.buf, S.buffered * sizeof(record_t), end_of_records()) != 0) {
+        write_all(S.fd, S.buf, S.buffered * sizeof(lab_rec_t), end_of_records()) != 0) {
         S.buffered = 0;
         stop_locked("cannot write ");
         return;
@@ -423,9 +414,9 @@ static void finish_locked(int complete)
     flush_locked();
     if (S.fd < 0)
         return;
-    unsigned char h[HEADER_BYTES];
+    unsigned char h[LAB_HKB_HEADER];
     header_bytes(h, S.flushed, S.flushed_ids);
-    if (own_fd() != 0 || write_all(S.fd, h, HEADER_BYTES, 0) != 0)
+    if (own_fd() != 0 || write_all(S.fd, h, LAB_HKB_HEADER, 0) != 0)
         stop_locked("cannot write the header of ");
     else
         write_info(complete);
@@ -441,9 +432,9 @@ static void stop_locked(const char *why)
         return;
     }
     if (ftruncate(S.fd, end_of_records()) == 0) {
-        unsigned char h[HEADER_BYTES];
+        unsigned char h[LAB_HKB_HEADER];
         header_bytes(h, S.flushed, S.flushed_ids);
-        if (write_all(S.fd, h, HEADER_BYTES, 0) == 0)
+        if (write_all(S.fd, h, LAB_HKB_HEADER, 0) == 0)
             write_info(0);
     }
     close(S.fd);
@@ -461,9 +452,9 @@ static int open_output(pid_t pid, int forked)
         return -1;
     }
     S.fd = high_fd(fd);
-    unsigned char h[HEADER_BYTES];
+    unsigned char h[LAB_HKB_HEADER];
     header_bytes(h, 0, 0);
-    if (fstat(S.fd, &st) != 0 || write_all(S.fd, h, HEADER_BYTES, 0) != 0) {
+    if (fstat(S.fd, &st) != 0 || write_all(S.fd, h, LAB_HKB_HEADER, 0) != 0) {
         say("cannot write ", S.path);
         close(S.fd);
         S.fd = -1;
@@ -569,7 +560,7 @@ static int map_take(uintptr_t key, uint32_t *id)
 
 static void append_locked(uint8_t op, uint16_t tid, uint32_t id, uint32_t size, uint32_t aux)
 {
-    record_t *r = &S.buf[S.buffered++];
+    lab_rec_t *r = &S.buf[S.buffered++];
     r->op = op;
     r->reserved = 0;
     r->tid = tid;
@@ -583,7 +574,7 @@ static void append_locked(uint8_t op, uint16_t tid, uint32_t id, uint32_t size, 
 }
 
 /* An allocation that returned p: a new id. old is the consumed id of a
- * realloc (NULL_ID for realloc(NULL)). */
+ * realloc (LAB_NULL_ID for realloc(NULL)). */
 static void note_alloc(uint8_t op, void *p, size_t size, size_t aux, uint32_t old)
 {
     uint16_t tid = my_tid();
@@ -599,7 +590,7 @@ static void note_alloc(uint8_t op, void *p, size_t size, size_t aux, uint32_t ol
             a = old;
         else
             a = 0;
-        if (id == NULL_ID) {
+        if (id == LAB_NULL_ID) {
             stop_locked("4294967295 ids (the format's limit); trace ends early: ");
         } else if (map_put((uintptr_t)p, id) != 0) {
             stop_locked("out of memory for the pointer map; trace ends early: ");
@@ -717,7 +708,7 @@ __attribute__((constructor)) static void hkcapture_start(void)
         set_template();
         ssize_t n = readlink("/proc/self/exe", S.exe, sizeof S.exe - 1);
         S.exe[n > 0 ? n : 0] = '\0';
-        S.buf = map_pages(BUF_RECORDS * sizeof(record_t));
+        S.buf = map_pages(BUF_RECORDS * sizeof(lab_rec_t));
         if (S.buf && map_reset() == 0 && open_output(getpid(), 0) == 0) {
             pthread_atfork(before_fork, after_fork_parent, after_fork_child);
             atexit(at_exit_flush);
@@ -792,7 +783,7 @@ EXPORT void *realloc(void *p, size_t n)
     if (in_hook || !recording_hint())
         return real.realloc(p, n);
     in_hook = 1;
-    uint32_t old = NULL_ID;
+    uint32_t old = LAB_NULL_ID;
     int known = p ? forget(p, &old) : 0;
     void *q = real.realloc(p, n);
     if (q) {
@@ -801,7 +792,7 @@ EXPORT void *realloc(void *p, size_t n)
             S.unknown_realloc += (uint64_t)S.recording;
             pthread_mutex_unlock(&S.lock);
         }
-        note_alloc('r', q, n, 0, known ? old : NULL_ID);
+        note_alloc('r', q, n, 0, known ? old : LAB_NULL_ID);
     } else if (p && n == 0) {
         note_free(known, old);                /* realloc(p, 0) freed p */
     } else if (known) {

@@ -201,6 +201,23 @@ static void fix_breakdown(const lab_trace_t *t, const lab_alloc_t *a, void *mem,
     lab_result_free(&again);
 }
 
+/* Stamps the run's total times and writes it: JSON to the --json file (or stdout), else a text summary. */
+static void write_report(lab_run_t *run, const char *json, double t0)
+{
+    FILE *f;
+    run->total_s = lab_now_s() - t0;
+    run->total_cpu_s = lab_cpu_s();
+    f = open_output(json);
+    if (json != NULL) {
+        if (lab_write_json(f, run) != 0) {
+            die(1, "out of memory or write error producing the report");
+        }
+    } else {
+        lab_write_text(f, run);
+    }
+    close_output(f, json);
+}
+
 static int run_replay(const lab_trace_t *t, const lab_alloc_t *a, uint64_t arena_size, const lab_options_t *o,
                       const char *json, double t0, double load_s)
 {
@@ -210,7 +227,6 @@ static int run_replay(const lab_trace_t *t, const lab_alloc_t *a, uint64_t arena
     int in_arena = (a->flags & LAB_IN_ARENA) != 0;
     int dflt = arena_size == 0;
     void *mem = NULL;
-    FILE *f;
 
     if (in_arena) {
         if (dflt) {
@@ -241,17 +257,7 @@ static int run_replay(const lab_trace_t *t, const lab_alloc_t *a, uint64_t arena
     run.opt = o;
     run.res = &r;
     run.load_s = load_s;
-    run.total_s = lab_now_s() - t0;
-    run.total_cpu_s = lab_cpu_s();
-    f = open_output(json);
-    if (json != NULL) {
-        if (lab_write_json(f, &run) != 0) {
-            die(1, "out of memory or write error producing the report");
-        }
-    } else {
-        lab_write_text(f, &run);
-    }
-    close_output(f, json);
+    write_report(&run, json, t0);
     lab_result_free(&r);
     free(arena.mem);
     return 0;
@@ -411,7 +417,6 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
     lab_result_t r;
     lab_options_t o = *base;
     lab_run_t run;
-    FILE *f;
 
     if ((a->flags & LAB_IN_ARENA) == 0) {
         die(2, "--size-search needs an allocator that lives in an arena; '%s' does not", a->name);
@@ -450,17 +455,7 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
     run.res = &r;
     run.search = &s;
     run.load_s = load_s;
-    run.total_s = lab_now_s() - t0;
-    run.total_cpu_s = lab_cpu_s();
-    f = open_output(json);
-    if (json != NULL) {
-        if (lab_write_json(f, &run) != 0) {
-            die(1, "out of memory or write error producing the report");
-        }
-    } else {
-        lab_write_text(f, &run);
-    }
-    close_output(f, json);
+    write_report(&run, json, t0);
     lab_result_free(&r);
     free(se.arena.mem);
     return 0;

@@ -12,11 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-_Static_assert(sizeof(lab_rec_t) == LAB_HKB_RECORD, "a record is 16 bytes");
-
 const char *const lab_op_names[LAB_OP_KINDS] = {"malloc", "calloc", "aligned", "realloc", "free"};
-
-static const char hkb_magic[8] = {'H', 'K', 'T', 'R', 'A', 'C', 'E', '\0'};
 
 static int host_is_little_endian(void)
 {
@@ -185,14 +181,15 @@ int lab_trace_open(lab_trace_t *t, const char *path, char *err, size_t errlen)
         return fail(err, errlen, "%s: cannot map: %s", path, strerror(errno));
     }
     h = t->map;
-    if (memcmp(h, hkb_magic, sizeof(hkb_magic)) != 0) {
+    if (memcmp(h, LAB_HKB_MAGIC, LAB_HKB_MAGIC_LEN) != 0) {
         lab_trace_close(t);
         return fail(err, errlen, "%s: bad magic, not a heapkit binary trace (.hkb)", path);
     }
-    if (read_u32(h + 8) != 1) {
+    if (read_u32(h + 8) != LAB_HKB_VERSION) {
         uint32_t version = read_u32(h + 8);
         lab_trace_close(t);
-        return fail(err, errlen, "%s: unsupported .hkb version %u (the engine reads 1)", path, version);
+        return fail(err, errlen, "%s: unsupported .hkb version %u (the engine reads %u)", path, version,
+                    LAB_HKB_VERSION);
     }
     if (read_u32(h + 12) != 0 || read_u32(h + 28) != 0) {
         lab_trace_close(t);

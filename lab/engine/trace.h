@@ -10,19 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LAB_HKB_HEADER 32u
-#define LAB_HKB_RECORD 16u
-#define LAB_NULL_ID 0xFFFFFFFFu
-
-/* A record exactly as stored (the engine runs on little-endian hosts only). */
-typedef struct lab_rec {
-    uint8_t op;
-    uint8_t reserved;
-    uint16_t tid;
-    uint32_t id;
-    uint32_t size;
-    uint32_t aux;
-} lab_rec_t;
+/* The header and record layout, lab_rec_t (the engine runs on little-endian hosts only). */
+#include "../common/hkb.h"
 
 /* Operation kinds, indexing per-kind counters and timing arrays. */
 enum { LAB_OP_MALLOC, LAB_OP_CALLOC, LAB_OP_ALIGNED, LAB_OP_REALLOC, LAB_OP_FREE, LAB_OP_KINDS };

@@ -339,21 +339,31 @@ def _run_engine(what: str, func, alloc: str, name: str, *a, **kw):
         raise HeapkitError(f"{what} of {name} with {alloc} failed: {e}") from None
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+def _run_selected(args: argparse.Namespace, engine, what: str, func, desc: str, unit: str,
+                  extra: dict[str, Any], **kw
+                  ) -> tuple[list[str], list[tuple[str, str]], list[dict]]:
+    """Run *func* (an engine method, called as func(path, alloc, **kw)) on every selected
+    (allocator, trace) pair behind a progress bar: the allocators, the traces and one
+    run dict per pair (*extra*'s keys between "trace" and "result")."""
     from tqdm import tqdm
-    engine = _engine()
     allocs, traces, tmp = _selected(args, engine)
     runs = []
     with tmp:
         pairs = [(a, t) for t in traces for a in allocs]
-        for alloc, (name, path) in tqdm(pairs, desc="bench", unit="run", disable=None,
+        for alloc, (name, path) in tqdm(pairs, desc=desc, unit=unit, disable=None,
                                         file=sys.stderr):
-            kw = {"series": args.series}
-            if args.arena is not None:
-                kw["arena"] = args.arena
-            result = _run_engine("replay", engine.replay, alloc, name, path, alloc, **kw)
-            runs.append({"allocator": alloc, "trace": name, "arena": args.arena,
-                         "result": result})
+            result = _run_engine(what, func, alloc, name, path, alloc, **kw)
+            runs.append({"allocator": alloc, "trace": name, **extra, "result": result})
+    return allocs, traces, runs
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    engine = _engine()
+    kw = {"series": args.series}
+    if args.arena is not None:
+        kw["arena"] = args.arena
+    _, _, runs = _run_selected(args, engine, "replay", engine.replay, "bench", "run",
+                               {"arena": args.arena}, **kw)
     rows = []
     for r in runs:
         m = bench_row(r["result"] if isinstance(r["result"], dict) else {})
@@ -370,16 +380,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_size(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
     engine = _engine()
-    allocs, traces, tmp = _selected(args, engine)
-    runs = []
-    with tmp:
-        pairs = [(a, t) for t in traces for a in allocs]
-        for alloc, (name, path) in tqdm(pairs, desc="size", unit="search", disable=None,
-                                        file=sys.stderr):
-            result = _run_engine("size search", engine.size_search, alloc, name, path, alloc)
-            runs.append({"allocator": alloc, "trace": name, "result": result})
+    allocs, traces, runs = _run_selected(args, engine, "size search", engine.size_search,
+                                         "size", "search", {})
     rows, ratios = [], {a: [] for a in allocs}
     for r in runs:
         arena, peak = size_row(r["result"] if isinstance(r["result"], dict) else {})

@@ -36,7 +36,7 @@ import sys
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -583,53 +583,18 @@ def fig_kth_memory(runs: dict[str, dict], allocs: Sequence[str]) -> str | None:
     return _png(fig)
 
 
-def fig_kth_levels(levels: list[dict], allocs: Sequence[str], st: Styles) -> str | None:
+def _fig_log_pair(points: Callable[[str], list[tuple[float, float, float]]],
+                  allocs: Sequence[str], st: Styles, whats: Sequence[str], xlabel: str,
+                  ylabel: str, title: str) -> str | None:
+    """Two side-by-side panels with a log y axis and one line per allocator from its
+    points(a) = [(x, y of the left panel, y of the right panel)], legend below; the
+    panels' statistics *whats* go into the *ylabel* and *title* templates. None when
+    no allocator has a point."""
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
     drawn = False
     for a in allocs:
-        pts = sorted((e["level"], e) for e in levels if e["allocator"] == a)
-        xs, med, mean = [], [], []
-        for lvl, e in pts:
-            t = get(e.get("result") or {}, "replay.timing.malloc")
-            if t and t.get("count"):
-                xs.append(lvl)
-                med.append(t["p50"])
-                mean.append(t["mean"])
-        if xs:
-            axes[0].plot(xs, med, marker="o", markersize=3, label=a, **st(a))
-            axes[1].plot(xs, mean, marker="o", markersize=3, label=a, **st(a))
-            drawn = True
-    if not drawn:
-        plt.close(fig)
-        return None
-    for ax, what in zip(axes, ("median", "mean")):
-        ax.set_xlabel("size level k (block 32 << k bytes incl. a 24-byte head)")
-        ax.set_ylabel(f"{what} ns per malloc (noisy)")
-        _logaxis(ax, "y")
-        ax.set_title(f"Fig. 4: {what} malloc cost per size level")
-    _legend_below(fig, axes[0], bottom=0.25)
-    return _png(fig)
-
-
-def kth_windows(windows: list[dict], alloc: str) -> list[tuple[int, float, float]]:
-    """(mallocs so far, p50, p99 of all mallocs so far) from the prefix runs."""
-    pts = []
-    for e in windows:
-        if e["allocator"] != alloc:
-            continue
-        t = get(e.get("result") or {}, "replay.timing.malloc")
-        if t and t.get("count"):
-            pts.append((t["count"], t["p50"], t["p99"]))
-    return sorted(pts)
-
-
-def fig_kth_time(windows: list[dict], allocs: Sequence[str], st: Styles) -> str | None:
-    plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
-    drawn = False
-    for a in allocs:
-        pts = kth_windows(windows, a)
+        pts = points(a)
         if pts:
             for ax, col in zip(axes, (1, 2)):
                 ax.plot([p[0] for p in pts], [p[col] for p in pts], marker="o", markersize=3,
@@ -638,13 +603,48 @@ def fig_kth_time(windows: list[dict], allocs: Sequence[str], st: Styles) -> str 
     if not drawn:
         plt.close(fig)
         return None
-    for ax, what in zip(axes, ("median", "p99")):
-        ax.set_xlabel("mallocs so far (end of each tenth of the trace)")
-        ax.set_ylabel(f"{what} ns of all mallocs so far")
+    for ax, what in zip(axes, whats):
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel.format(what))
         _logaxis(ax, "y")
-        ax.set_title(f"Fig. 3: cumulative {what} malloc cost over the run (noisy)")
+        ax.set_title(title.format(what))
     _legend_below(fig, axes[0], bottom=0.25)
     return _png(fig)
+
+
+def kth_levels(levels: list[dict], alloc: str) -> list[tuple[int, float, float]]:
+    """(size level, p50, mean malloc ns) from the per-level runs."""
+    pts = []
+    for lvl, e in sorted((e["level"], e) for e in levels if e["allocator"] == alloc):
+        t = timing(e, "malloc")
+        if t:
+            pts.append((lvl, t["p50"], t["mean"]))
+    return pts
+
+
+def fig_kth_levels(levels: list[dict], allocs: Sequence[str], st: Styles) -> str | None:
+    return _fig_log_pair(lambda a: kth_levels(levels, a), allocs, st, ("median", "mean"),
+                         "size level k (block 32 << k bytes incl. a 24-byte head)",
+                         "{} ns per malloc (noisy)", "Fig. 4: {} malloc cost per size level")
+
+
+def kth_windows(windows: list[dict], alloc: str) -> list[tuple[int, float, float]]:
+    """(mallocs so far, p50, p99 of all mallocs so far) from the prefix runs."""
+    pts = []
+    for e in windows:
+        if e["allocator"] != alloc:
+            continue
+        t = timing(e, "malloc")
+        if t:
+            pts.append((t["count"], t["p50"], t["p99"]))
+    return sorted(pts)
+
+
+def fig_kth_time(windows: list[dict], allocs: Sequence[str], st: Styles) -> str | None:
+    return _fig_log_pair(lambda a: kth_windows(windows, a), allocs, st, ("median", "p99"),
+                         "mallocs so far (end of each tenth of the trace)",
+                         "{} ns of all mallocs so far",
+                         "Fig. 3: cumulative {} malloc cost over the run (noisy)")
 
 
 # --------------------------------------------------------------------------
@@ -1108,9 +1108,9 @@ def section_kth(data: dict, st: Styles, figs: Figures) -> str:
             row: list[Any] = [a]
             for k in lv:
                 e = next((x for x in levels if x["allocator"] == a and x["level"] == k), None)
-                t = get(e.get("result") or {}, "replay.timing.malloc") if e else None
+                t = timing(e, "malloc") if e else None
                 fails = get(e.get("result") or {}, "replay.failures.total") if e else None
-                cellv = fmt_ns(t["p50"]) if t and t.get("count") else "n/a"
+                cellv = fmt_ns(t["p50"]) if t else "n/a"
                 row.append((cellv + (f" ({fails} failed)" if fails else ""), "bad") if fails
                            else cellv)
             rows.append(row)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import random
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -29,46 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from heapkit import engine  # noqa: E402
 from heapkit.engine import EngineError  # noqa: E402
-
-HEADER = struct.Struct("<8sIIQII")
-RECORD = struct.Struct("<BBHIII")
-NULL = 0xFFFFFFFF
+from helpers import HEADER, RECORD, a, c, f, hkb_bytes, m, r, write_hkb  # noqa: E402
 
 
 # --------------------------------------------------------------------------
-# Helpers
-
-def hkb_bytes(recs, *, ids=None, magic=b"HKTRACE\0", version=1, count=None):
-    """A .hkb image: recs are (op, id, size, aux) with op a letter."""
-    n_ids = sum(1 for r in recs if r[0] != "f") if ids is None else ids
-    body = b"".join(RECORD.pack(ord(op), 0, 0, ident, size, aux) for op, ident, size, aux in recs)
-    return HEADER.pack(magic, version, 0, len(recs) if count is None else count, n_ids, 0) + body
-
-
-def write_hkb(path, recs, **kw):
-    Path(path).write_bytes(hkb_bytes(recs, **kw))
-    return Path(path)
-
-
-def m(i, size):
-    return ("m", i, size, 0)
-
-
-def c(i, nmemb, size):
-    return ("c", i, size, nmemb)
-
-
-def a(i, align, size):
-    return ("a", i, size, align)
-
-
-def r(i, old, size):
-    return ("r", i, size, NULL if old is None else old)
-
-
-def f(i):
-    return ("f", i, 0, 0)
-
+# Helpers (the .hkb writer and record tuples are in helpers.py)
 
 def gross(n, align=8):
     """Gross size of a tagged (seqfit/tlsf) block for a request: tag, payload, rounding, minimum."""

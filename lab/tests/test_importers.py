@@ -27,6 +27,14 @@ def text_of(result):
     return result.trace.to_text()
 
 
+def assert_malformed(importer, path, text, line, reason):
+    """Importing *text* (written to *path*) fails with exactly 'PATH:LINE: REASON'."""
+    path.write_text(text)
+    with pytest.raises(TraceError) as e:
+        importer(path)
+    assert str(e.value) == f"{path}:{line}: {reason}"
+
+
 # -- wee_alloc ------------------------------------------------------------
 
 WEE_EXPECTED = """heapkit-trace 1
@@ -57,11 +65,7 @@ def test_wee_sample():
     ("Alloc(4294967296),", "size 4294967296 does not fit in 32 bits"),
 ])
 def test_wee_malformed(tmp_path, line, reason):
-    p = tmp_path / "w.trace"
-    p.write_text(f"Alloc(1),\nFree(0),\n{line}\n")
-    with pytest.raises(TraceError) as e:
-        import_wee(p)
-    assert str(e.value) == f"{p}:3: {reason}"
+    assert_malformed(import_wee, tmp_path / "w.trace", f"Alloc(1),\nFree(0),\n{line}\n", 3, reason)
 
 
 # -- memory_replay --------------------------------------------------------
@@ -136,11 +140,8 @@ def test_memory_replay_realloc_zero_returning_a_block(tmp_path):
     ("7: malloc 0x10 5000000000", "size 5000000000 does not fit in 32 bits"),
 ])
 def test_memory_replay_malformed(tmp_path, line, reason):
-    p = tmp_path / "m.txt"
-    p.write_text(f"7: malloc 0x20 4\n{line}\n")
-    with pytest.raises(TraceError) as e:
-        import_memory_replay(p)
-    assert str(e.value) == f"{p}:2: {reason}"
+    assert_malformed(import_memory_replay, tmp_path / "m.txt", f"7: malloc 0x20 4\n{line}\n", 2,
+                     reason)
 
 
 def test_memory_replay_tid_without_space(tmp_path):
@@ -180,11 +181,8 @@ def test_mtrace_sample():
     ("+ 0x10 0x100000000\n", 2, "size 4294967296 does not fit in 32 bits"),
 ])
 def test_mtrace_malformed(tmp_path, body, line, reason):
-    p = tmp_path / "mt.txt"
-    p.write_text("= Start\n" + body + "= End\n")
-    with pytest.raises(TraceError) as e:
-        import_mtrace(p)
-    assert str(e.value) == f"{p}:{line}: {reason}"
+    assert_malformed(import_mtrace, tmp_path / "mt.txt", "= Start\n" + body + "= End\n", line,
+                     reason)
 
 
 def test_mtrace_unterminated_realloc(tmp_path):
@@ -247,11 +245,7 @@ def test_valgrind_newer_realloc_forms(tmp_path):
     ("--1-- realloc(0x10,4)", "malformed line: bad arguments to realloc"),
 ])
 def test_valgrind_malformed(tmp_path, line, reason):
-    p = tmp_path / "vg.txt"
-    p.write_text(f"==1== Memcheck\n{line}\n")
-    with pytest.raises(TraceError) as e:
-        import_valgrind(p)
-    assert str(e.value) == f"{p}:2: {reason}"
+    assert_malformed(import_valgrind, tmp_path / "vg.txt", f"==1== Memcheck\n{line}\n", 2, reason)
 
 
 # -- detection --------------------------------------------------------------

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import random
-import struct
 import sys
 from pathlib import Path
 
@@ -28,38 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from heapkit import engine  # noqa: E402
 from heapkit.engine import EngineError  # noqa: E402
-
-HEADER = struct.Struct("<8sIIQII")
-RECORD = struct.Struct("<BBHIII")
-NULL = 0xFFFFFFFF
+from helpers import c, f, m, r, write_hkb  # noqa: E402
 
 PEERS = ["freertos-heap2", "freertos-heap4", "freertos-heap5", "o1heap", "umm"]
 FREERTOS_HEADER = 16
 UMM_MAX_HEAP = 32768 * 8
-
-
-def write_hkb(path, recs):
-    """A .hkb file: recs are (op, id, size, aux) with op one of m c a r f."""
-    n_ids = sum(1 for rec in recs if rec[0] != "f")
-    body = b"".join(RECORD.pack(ord(op), 0, 0, ident, size, aux) for op, ident, size, aux in recs)
-    Path(path).write_bytes(HEADER.pack(b"HKTRACE\0", 1, 0, len(recs), n_ids, 0) + body)
-    return Path(path)
-
-
-def m(i, size):
-    return ("m", i, size, 0)
-
-
-def c(i, nmemb, size):
-    return ("c", i, size, nmemb)
-
-
-def r(i, old, size):
-    return ("r", i, size, NULL if old is None else old)
-
-
-def f(i):
-    return ("f", i, 0, 0)
 
 
 def generate(n, seed, target_live=60, max_size=600):
