@@ -29,7 +29,8 @@ FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SECONDS ?= 120
 
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
-                gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3
+                gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 \
+                libmimalloc2.0 libjemalloc2
 VENV := .venv
 PYTHON ?= python3
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "heapkit/buddy.h"
+#include "testkit.h"
 
 #define MB ((size_t)HK_BUDDY_MIN_BLOCK)
 #define STORAGE (256u * 1024u)
@@ -39,39 +40,12 @@ static hk_stats_t stats_of(hk_buddy_t *h)
 
 /* ---- walk snapshots ---- */
 
-typedef struct walk_log {
-    size_t n;
-    size_t cap;
-    hk_block_info_t *blocks;
-} walk_log_t;
-
-static void record_block(void *ctx, const hk_block_info_t *b)
-{
-    walk_log_t *w = (walk_log_t *)ctx;
-    if (w->n == w->cap) {
-        w->cap = w->cap ? 2 * w->cap : 64;
-        w->blocks = (hk_block_info_t *)realloc(w->blocks, w->cap * sizeof(*w->blocks));
-        assert_non_null(w->blocks);
-    }
-    w->blocks[w->n++] = *b;
-}
-
+/* A walk snapshot of its own; walk_release() it when done. */
 static walk_log_t walk_of(hk_buddy_t *h)
 {
-    walk_log_t w = {0, 0, NULL};
-    hk_buddy_walk(h, record_block, &w);
+    walk_log_t w = WALK_LOG_EMPTY;
+    hk_buddy_walk(h, collect_walk, &w);
     return w;
-}
-
-static void assert_same_walk(const walk_log_t *a, const walk_log_t *b)
-{
-    size_t i;
-    assert_int_equal(a->n, b->n);
-    for (i = 0; i < a->n; i++) {
-        assert_ptr_equal(a->blocks[i].start, b->blocks[i].start);
-        assert_int_equal(a->blocks[i].size, b->blocks[i].size);
-        assert_int_equal(a->blocks[i].used, b->blocks[i].used);
-    }
 }
 
 /* The geometry and counters that must return to their initial values once everything is freed. */
@@ -87,20 +61,32 @@ static void assert_same_shape(const hk_stats_t *a, const hk_stats_t *b)
     assert_int_equal(a->smallest_free, b->smallest_free);
 }
 
+/* Everything freed: check() passes, and the stats' shape and the walk are back to init's (w0, released here). */
+static hk_stats_t assert_back_to_start(hk_buddy_t *h, const hk_stats_t *init, walk_log_t *w0)
+{
+    hk_stats_t s = stats_of(h);
+    walk_log_t w = walk_of(h);
+    assert_int_equal(hk_buddy_check(h), 0);
+    assert_same_shape(&s, init);
+    assert_same_walk(w0, &w);
+    walk_release(w0);
+    walk_release(&w);
+    return s;
+}
+
 /* Stats equal except for the misuse counter, which moved by `errors`. */
 static void assert_stats_unchanged(const hk_stats_t *before, hk_buddy_t *h, size_t errors)
 {
     hk_stats_t now = stats_of(h);
     assert_int_equal(now.error_count, before->error_count + errors);
-    now.error_count = before->error_count;
-    assert_memory_equal(&now, before, sizeof(now));
+    assert_stats_equal_but(&now, before, error_count);
 }
 
 static unsigned char *first_block(hk_buddy_t *h)
 {
     walk_log_t w = walk_of(h);
-    unsigned char *p = (unsigned char *)(uintptr_t)w.blocks[0].start;
-    free(w.blocks);
+    unsigned char *p = (unsigned char *)(uintptr_t)w.b[0].start;
+    walk_release(&w);
     return p;
 }
 
@@ -132,40 +118,6 @@ static hk_buddy_t *heap_with_atoms(size_t atoms, const hk_buddy_config_t *cfg)
     assert_non_null(h);
     assert_int_equal(stats_of(h).capacity, atoms * mb);
     return h;
-}
-
-/* ---- error hook ---- */
-
-typedef struct error_log {
-    int count;
-    hk_error_t last;
-    const void *ptr;
-} error_log_t;
-
-static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
-{
-    error_log_t *log = (error_log_t *)ctx;
-    (void)heap;
-    log->count++;
-    log->last = error;
-    log->ptr = ptr;
-}
-
-static void install_hook(hk_buddy_t *h, error_log_t *log)
-{
-    hk_hooks_t hooks;
-    memset(&hooks, 0, sizeof(hooks));
-    memset(log, 0, sizeof(*log));
-    hooks.on_error = on_error;
-    hooks.ctx = log;
-    hk_set_hooks(hk_buddy_heap(h), &hooks);
-}
-
-static void expect_error(error_log_t *log, int count, hk_error_t kind, const void *ptr)
-{
-    assert_int_equal(log->count, count);
-    assert_int_equal(log->last, kind);
-    assert_ptr_equal(log->ptr, ptr);
 }
 
 /* ---- deterministic PRNG ---- */
@@ -268,14 +220,14 @@ static void test_split_orders(void **state)
     /* One block per order, lowest address first, each twice the one before. */
     w = walk_of(h);
     assert_int_equal(w.n, 7);
-    assert_true(w.blocks[0].used);
-    assert_int_equal(w.blocks[0].size, MB);
+    assert_true(w.b[0].used);
+    assert_int_equal(w.b[0].size, MB);
     for (i = 1; i < w.n; i++) {
-        assert_false(w.blocks[i].used);
-        assert_int_equal(w.blocks[i].size, MB << (i - 1));
-        assert_ptr_equal(w.blocks[i].start, base + (MB << (i - 1)));
+        assert_false(w.b[i].used);
+        assert_int_equal(w.b[i].size, MB << (i - 1));
+        assert_ptr_equal(w.b[i].start, base + (MB << (i - 1)));
     }
-    free(w.blocks);
+    walk_release(&w);
 
     b = (unsigned char *)hk_buddy_malloc(h, MB); /* exact fit: the order-0 buddy */
     assert_ptr_equal(b, base + MB);
@@ -319,7 +271,7 @@ static void fragment_and_merge(size_t misalign, size_t size, size_t min_block, i
     hk_buddy_t *h = hk_buddy_init(arena_at(misalign), size, &c, NULL);
     hk_stats_t init;
     hk_stats_t s;
-    walk_log_t w0, w1;
+    walk_log_t w0;
     void *live[4096];
     size_t n = 0;
     size_t i;
@@ -355,16 +307,10 @@ static void fragment_and_merge(size_t misalign, size_t size, size_t min_block, i
     for (i = 0; i < n; i++) {
         hk_buddy_free(h, live[i]);
     }
-    s = stats_of(h);
-    assert_int_equal(hk_buddy_check(h), 0);
-    assert_same_shape(&s, &init);
+    s = assert_back_to_start(h, &init, &w0);
     assert_int_equal(s.free_bytes, s.capacity);
     assert_int_equal(s.largest_free, init.largest_free);
     assert_true(s.coalesce_count > 0);
-    w1 = walk_of(h);
-    assert_same_walk(&w0, &w1);
-    free(w0.blocks);
-    free(w1.blocks);
 }
 
 static void test_merge_back_to_top_level(void **state)
@@ -459,25 +405,6 @@ static void test_odd_arenas_fully_used(void **state)
     }
 }
 
-static void fill(void *p, size_t n, unsigned seed)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        ((unsigned char *)p)[i] = (unsigned char)(seed + i * 7u);
-    }
-}
-
-static int filled(const void *p, size_t n, unsigned seed)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        if (((const unsigned char *)p)[i] != (unsigned char)(seed + i * 7u)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static void realloc_in_place(int lazy)
 {
     hk_buddy_config_t c = config(0, lazy);
@@ -487,7 +414,7 @@ static void realloc_in_place(int lazy)
     unsigned char *p, *q, *a, *b;
 
     p = (unsigned char *)hk_buddy_malloc(h, MB);
-    fill(p, MB, 1);
+    fill_pattern(p, MB, 1);
     s = stats_of(h);
 
     /* Grow: p is the lower buddy and atoms 1..3 are free, so it absorbs them. */
@@ -498,13 +425,13 @@ static void realloc_in_place(int lazy)
     assert_int_equal(stats_of(h).free_blocks, s.free_blocks - 2);
     assert_int_equal(stats_of(h).used_granted, 4 * MB);
     assert_int_equal(stats_of(h).realloc_count, 1);
-    assert_true(filled(q, MB, 1));
+    assert_pattern(q, MB, 1);
     assert_int_equal(hk_buddy_check(h), 0);
-    fill(q, 4 * MB, 2);
+    fill_pattern(q, 4 * MB, 2);
 
     q = (unsigned char *)hk_buddy_realloc(h, q, 16 * MB);
     assert_ptr_equal(q, p);
-    assert_true(filled(q, 4 * MB, 2));
+    assert_pattern(q, 4 * MB, 2);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* Same order: nothing moves. */
@@ -519,17 +446,17 @@ static void realloc_in_place(int lazy)
     assert_int_equal(stats_of(h).split_count, s.split_count + 4);
     assert_int_equal(stats_of(h).free_blocks, s.free_blocks + 4);
     assert_int_equal(stats_of(h).free_bytes, 63 * MB);
-    assert_true(filled(q, MB, 2));
+    assert_pattern(q, MB, 2);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* The buddy is in use: growing must move, keeping the content. */
     b = (unsigned char *)hk_buddy_malloc(h, MB);
     assert_ptr_equal(b, p + MB);
-    fill(b, MB, 3);
+    fill_pattern(b, MB, 3);
     a = (unsigned char *)hk_buddy_realloc(h, q, 2 * MB);
     assert_non_null(a);
     assert_ptr_not_equal(a, p);
-    assert_true(filled(a, MB, 2));
+    assert_pattern(a, MB, 2);
     assert_int_equal(hk_buddy_usable_size(h, a), 2 * MB);
     assert_int_equal(stats_of(h).used_blocks, 2);
     assert_int_equal(hk_buddy_check(h), 0);
@@ -538,7 +465,7 @@ static void realloc_in_place(int lazy)
     q = (unsigned char *)hk_buddy_realloc(h, b, 2 * MB);
     assert_non_null(q);
     assert_ptr_not_equal(q, b);
-    assert_true(filled(q, MB, 3));
+    assert_pattern(q, MB, 3);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* Too big: NULL, the block and its content stay. */
@@ -546,7 +473,7 @@ static void realloc_in_place(int lazy)
     assert_null(hk_buddy_realloc(h, q, 64 * MB));
     assert_int_equal(stats_of(h).fail_count, s.fail_count + 1);
     assert_int_equal(hk_buddy_usable_size(h, q), 2 * MB);
-    assert_true(filled(q, MB, 3));
+    assert_pattern(q, MB, 3);
 
     /* realloc(p, 0) frees, realloc(NULL, n) allocates. */
     assert_null(hk_buddy_realloc(h, q, 0));
@@ -648,11 +575,11 @@ static void test_lazy_delay2_rules(void **state)
     assert_int_equal(stats_of(h).smallest_free, MB);
     assert_int_equal(hk_buddy_check(h), 0);
     w = walk_of(h);
-    assert_false(w.blocks[0].used);
-    assert_false(w.blocks[1].used);
-    assert_int_equal(w.blocks[0].size, MB);
-    assert_int_equal(w.blocks[1].size, MB);
-    free(w.blocks);
+    assert_false(w.b[0].used);
+    assert_false(w.b[1].used);
+    assert_int_equal(w.b[0].size, MB);
+    assert_int_equal(w.b[1].size, MB);
+    walk_release(&w);
 
     /* A locally free block of the exact order is reused first, without splitting. */
     r = (unsigned char *)hk_buddy_malloc(h, MB);
@@ -668,14 +595,8 @@ static void test_lazy_delay2_rules(void **state)
 
     /* D = 0 again: p3 merges with p2, then p1 goes global and everything merges up to order 6. */
     hk_buddy_free(h, p[3]);
-    s = stats_of(h);
-    assert_int_equal(hk_buddy_check(h), 0);
-    assert_same_shape(&s, &s0);
+    s = assert_back_to_start(h, &s0, &w0);
     assert_int_equal(s.coalesce_count, s.split_count);
-    w = walk_of(h);
-    assert_same_walk(&w, &w0);
-    free(w.blocks);
-    free(w0.blocks);
 }
 
 static int walk_has_block_of(hk_buddy_t *h, size_t size)
@@ -684,11 +605,11 @@ static int walk_has_block_of(hk_buddy_t *h, size_t size)
     size_t i;
     int found = 0;
     for (i = 0; i < w.n; i++) {
-        if (!w.blocks[i].used && w.blocks[i].size >= size) {
+        if (!w.b[i].used && w.b[i].size >= size) {
             found = 1;
         }
     }
-    free(w.blocks);
+    walk_release(&w);
     return found;
 }
 
@@ -750,7 +671,7 @@ static void misuse(int lazy)
     size_t i;
     static const unsigned char bad_p[] = {0x80u | 0x42u, 0x43u, 0x41u, 0x1Fu | 0x40u, 0x02u};
 
-    install_hook(h, &log);
+    record_errors(hk_buddy_heap(h), &log);
     p = (unsigned char *)hk_buddy_malloc(h, 4 * MB); /* atoms 0..3, order 2 */
     q = (unsigned char *)hk_buddy_malloc(h, MB);     /* atom 4 */
     r = (unsigned char *)hk_buddy_malloc(h, MB);     /* atom 5 */
@@ -866,7 +787,7 @@ static void test_misuse_lazy(void **state)
     misuse(1);
     /* A locally free block is free too: freeing it again is a double free. */
     h = heap_with_atoms(64, &c);
-    install_hook(h, &log);
+    record_errors(hk_buddy_heap(h), &log);
     for (i = 0; i < 4; i++) {
         p[i] = hk_buddy_malloc(h, MB);
     }
@@ -1010,7 +931,7 @@ static void stress(int lazy, size_t min_block, uint32_t seed)
     void *slot[SLOTS];
     size_t len[SLOTS];
     hk_stats_t init;
-    walk_log_t w0, w1;
+    walk_log_t w0;
     int i;
 
     assert_non_null(h);
@@ -1024,7 +945,7 @@ static void stress(int lazy, size_t min_block, uint32_t seed)
         unsigned op = rng() % 100;
         size_t size = (rng() % 8 == 0) ? rng() % 6000 : rng() % 200;
         if (slot[k] != NULL && op < 45) {
-            assert_true(filled(slot[k], len[k], k));
+            assert_pattern(slot[k], len[k], k);
             hk_buddy_free(h, slot[k]);
             slot[k] = NULL;
         } else if (slot[k] != NULL && op < 75) {
@@ -1034,13 +955,13 @@ static void stress(int lazy, size_t min_block, uint32_t seed)
                 slot[k] = NULL;
             } else if (p != NULL) {
                 size_t keep = len[k] < size ? len[k] : size;
-                assert_true(filled(p, keep, k));
+                assert_pattern(p, keep, k);
                 assert_true(hk_buddy_usable_size(h, p) >= size);
                 slot[k] = p;
                 len[k] = size;
-                fill(p, size, k);
+                fill_pattern(p, size, k);
             } else {
-                assert_true(filled(slot[k], len[k], k));
+                assert_pattern(slot[k], len[k], k);
             }
         } else if (slot[k] == NULL) {
             size_t align = (op % 10 == 0) ? ((size_t)HK_ALIGN << (rng() % 4)) : 0;
@@ -1050,28 +971,23 @@ static void stress(int lazy, size_t min_block, uint32_t seed)
                 assert_true(hk_buddy_usable_size(h, p) >= size);
                 slot[k] = p;
                 len[k] = size;
-                fill(p, size, k);
+                fill_pattern(p, size, k);
             }
         }
         assert_int_equal(hk_buddy_check(h), 0);
     }
     for (i = 0; i < SLOTS; i++) {
         if (slot[i] != NULL) {
-            assert_true(filled(slot[i], len[i], (unsigned)i));
+            assert_pattern(slot[i], len[i], (unsigned)i);
             hk_buddy_free(h, slot[i]);
             assert_int_equal(hk_buddy_check(h), 0);
         }
     }
     {
-        hk_stats_t s = stats_of(h);
-        assert_same_shape(&s, &init);
+        hk_stats_t s = assert_back_to_start(h, &init, &w0);
         assert_true(s.split_count > 0);
         assert_int_equal(s.error_count, 0);
     }
-    w1 = walk_of(h);
-    assert_same_walk(&w0, &w1);
-    free(w0.blocks);
-    free(w1.blocks);
 }
 
 static void test_stress_eager(void **state)

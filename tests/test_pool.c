@@ -33,6 +33,8 @@ static void lf_preempt(hk_lfpool_t *pool);
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testkit.h"
+
 #define HDR (2 * sizeof(void *))
 #define ROUND(n) (((n) + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1))
 #define STRIDE(bs) ROUND((size_t)(bs) + HDR)
@@ -43,35 +45,6 @@ static _Alignas(64) unsigned char lf_mem[(1u << 20) + (1u << 19)];
 
 /* ---- helpers ---- */
 
-typedef struct errlog {
-    atomic_int count;
-    hk_error_t last;
-    const void *ptr;
-    hk_heap_t *heap;
-} errlog_t;
-
-static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
-{
-    errlog_t *log = (errlog_t *)ctx;
-    log->last = error;
-    log->ptr = ptr;
-    log->heap = heap;
-    atomic_fetch_add(&log->count, 1);
-}
-
-static void watch(hk_heap_t *heap, errlog_t *log)
-{
-    hk_hooks_t hooks;
-    memset(&hooks, 0, sizeof(hooks));
-    atomic_init(&log->count, 0);
-    log->last = (hk_error_t)0;
-    log->ptr = NULL;
-    log->heap = NULL;
-    hooks.on_error = on_error;
-    hooks.ctx = log;
-    hk_set_hooks(heap, &hooks);
-}
-
 static hk_bump_t *backing(void)
 {
     hk_bump_t *b = hk_bump_init(backing_mem, sizeof(backing_mem), NULL);
@@ -79,71 +52,25 @@ static hk_bump_t *backing(void)
     return b;
 }
 
-static hk_stats_t stats(hk_heap_t *heap)
-{
-    hk_stats_t s;
-    memset(&s, 0xA5, sizeof(s));
-    hk_get_stats(heap, &s);
-    return s;
-}
+static walk_log_t g_walk;
 
-static void assert_same_but_errors(const hk_stats_t *a, const hk_stats_t *b)
-{
-    hk_stats_t x = *a;
-    hk_stats_t y = *b;
-    x.error_count = 0;
-    y.error_count = 0;
-    assert_memory_equal(&x, &y, sizeof(x));
-}
+static const walk_log_t *take_walk(hk_heap_t *heap) { return collect_heap_walk(heap, &g_walk); }
 
-#define MAX_WALK 4096
-
-typedef struct walk_log {
-    size_t n;
-    hk_block_info_t b[MAX_WALK];
-} walk_log_t;
-
-static walk_log_t walk_buf;
-
-static void walk_collect(void *ctx, const hk_block_info_t *b)
-{
-    walk_log_t *w = (walk_log_t *)ctx;
-    assert_true(w->n < MAX_WALK);
-    w->b[w->n++] = *b;
-}
-
-static walk_log_t *take_walk(hk_heap_t *heap)
-{
-    walk_buf.n = 0;
-    hk_walk(heap, walk_collect, &walk_buf);
-    return &walk_buf;
-}
-
-/* Blocks in address order, gross sizes summing to capacity, free ones to free_bytes. */
+/* Blocks in address order, the stats what the walk adds up to, check() clean. */
 static void assert_walk_matches(hk_heap_t *heap)
 {
-    hk_stats_t s = stats(heap);
-    walk_log_t *w = take_walk(heap);
-    size_t total = 0;
-    size_t free_total = 0;
-    size_t used = 0;
+    hk_stats_t s = heap_stats(heap);
+    const walk_log_t *w = take_walk(heap);
     size_t i;
     for (i = 0; i < w->n; i++) {
         if (i > 0) {
             assert_true((uintptr_t)w->b[i].start >= (uintptr_t)w->b[i - 1].start + w->b[i - 1].size);
         }
-        total += w->b[i].size;
         if (w->b[i].used) {
-            used++;
             assert_int_equal(hk_usable_size(heap, w->b[i].payload), w->b[i].usable);
-        } else {
-            free_total += w->b[i].size;
         }
     }
-    assert_int_equal(total, s.capacity);
-    assert_int_equal(free_total, s.free_bytes);
-    assert_int_equal(used, s.used_blocks);
-    assert_int_equal(w->n - used, s.free_blocks);
+    assert_stats_match_walk(&s, w);
     assert_int_equal(hk_check(heap), 0);
 }
 
@@ -160,11 +87,11 @@ static void pool_create_rejects_bad_arguments(void **state)
     assert_null(hk_pool_create(bh, SIZE_MAX, 1));
     assert_null(hk_pool_create(bh, SIZE_MAX - 2 * HDR, 1));
     assert_null(hk_pool_create(bh, 16, SIZE_MAX / 8));
-    assert_int_equal(stats(bh).alloc_count, 0);
+    assert_int_equal(heap_stats(bh).alloc_count, 0);
     /* The backing cannot supply it: NULL, and the backing saw the failure. */
     assert_null(hk_pool_create(bh, 1024, 64));
-    assert_int_equal(stats(bh).fail_count, 1);
-    assert_int_equal(stats(bh).used_blocks, 0);
+    assert_int_equal(heap_stats(bh).fail_count, 1);
+    assert_int_equal(heap_stats(bh).used_blocks, 0);
 }
 
 static void pool_create_carves_everything_up_front(void **state)
@@ -180,10 +107,10 @@ static void pool_create_carves_everything_up_front(void **state)
     int i;
     (void)state;
     assert_non_null(pool);
-    bs = stats(bh);
+    bs = heap_stats(bh);
     assert_int_equal(bs.alloc_count, 1);
     assert_int_equal(bs.used_blocks, 1);
-    ps = stats(hk_pool_heap(pool));
+    ps = heap_stats(hk_pool_heap(pool));
     assert_int_equal(ps.capacity, 20 * STRIDE(127));
     assert_int_equal(ps.free_bytes, ps.capacity);
     assert_int_equal(ps.free_blocks, 20);
@@ -203,7 +130,7 @@ static void pool_create_carves_everything_up_front(void **state)
         }
     }
     {
-        hk_stats_t after = stats(bh);
+        hk_stats_t after = heap_stats(bh);
         assert_memory_equal(&after, &bs, sizeof(bs));
     }
     assert_int_equal(hk_pool_check(pool), 0);
@@ -227,7 +154,7 @@ static void pool_alloc_pops_and_free_pushes(void **state)
         assert_int_equal(hk_pool_available(pool), (size_t)(3 - i));
     }
     assert_null(hk_pool_alloc(pool));
-    assert_int_equal(stats(hk_pool_heap(pool)).fail_count, 1);
+    assert_int_equal(heap_stats(hk_pool_heap(pool)).fail_count, 1);
     hk_pool_free(pool, p[2]);
     hk_pool_free(pool, p[0]);
     assert_ptr_equal(hk_pool_alloc(pool), p[0]); /* LIFO */
@@ -245,7 +172,7 @@ static void pool_counts_requested_sizes_exactly(void **state)
     void *b = hk_pool_malloc(pool, 0);
     void *c = hk_pool_alloc(pool);
     void *d = hk_pool_malloc(pool, STRIDE(100) - HDR);
-    hk_stats_t s = stats(heap);
+    hk_stats_t s = heap_stats(heap);
     (void)state;
     assert_non_null(a);
     assert_non_null(b);
@@ -262,9 +189,9 @@ static void pool_counts_requested_sizes_exactly(void **state)
     assert_int_equal(s.smallest_free, STRIDE(100));
     assert_null(hk_pool_malloc(pool, STRIDE(100) - HDR + 1));
     assert_null(hk_pool_malloc(pool, SIZE_MAX));
-    assert_int_equal(stats(heap).fail_count, 2);
+    assert_int_equal(heap_stats(heap).fail_count, 2);
     hk_pool_free(pool, a);
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.used_requested, 100 + STRIDE(100) - HDR);
     assert_int_equal(s.free_count, 1);
     assert_walk_matches(heap);
@@ -278,44 +205,24 @@ static void pool_realloc_stays_in_its_block(void **state)
     hk_stats_t s;
     (void)state;
     assert_non_null(p);
-    assert_int_equal(stats(heap).realloc_count, 0);
+    assert_int_equal(heap_stats(heap).realloc_count, 0);
     memset(p, 0x6D, 10);
     assert_ptr_equal(hk_pool_realloc(pool, p, 64), p);
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.used_requested, 64);
     assert_int_equal(s.realloc_count, 1);
     assert_int_equal(p[9], 0x6D);
     assert_null(hk_pool_realloc(pool, p, STRIDE(64) - HDR + 1));
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.fail_count, 1);
     assert_int_equal(s.used_requested, 64);
     assert_int_equal(hk_pool_usable_size(pool, p), STRIDE(64) - HDR);
     assert_null(hk_pool_realloc(pool, p, 0));
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.used_blocks, 0);
     assert_int_equal(s.free_count, 1);
     assert_int_equal(s.realloc_count, 1);
     assert_walk_matches(heap);
-}
-
-static void pool_misuse_case(hk_pool_t *pool, errlog_t *log, void *bad, hk_error_t want)
-{
-    hk_heap_t *heap = hk_pool_heap(pool);
-    hk_stats_t before = stats(heap);
-    hk_stats_t after;
-    int n = atomic_load(&log->count);
-    hk_pool_free(pool, bad);
-    assert_int_equal(atomic_load(&log->count), n + 1);
-    assert_int_equal(log->last, want);
-    assert_ptr_equal(log->ptr, bad);
-    assert_ptr_equal(log->heap, heap);
-    assert_int_equal(hk_pool_usable_size(pool, bad), 0);
-    assert_null(hk_pool_realloc(pool, bad, 8));
-    assert_int_equal(atomic_load(&log->count), n + 3);
-    assert_int_equal(log->last, want);
-    after = stats(heap);
-    assert_int_equal(after.error_count, before.error_count + 3);
-    assert_same_but_errors(&before, &after);
 }
 
 static void pool_misuse_is_reported_and_harmless(void **state)
@@ -323,27 +230,28 @@ static void pool_misuse_is_reported_and_harmless(void **state)
     hk_heap_t *bh = hk_bump_heap(backing());
     hk_pool_t *pool = hk_pool_create(bh, 32, 4);
     hk_pool_t *other = hk_pool_create(bh, 32, 4);
-    errlog_t log;
+    hk_heap_t *heap = hk_pool_heap(pool);
+    error_log_t log;
     unsigned char *a = hk_pool_alloc(pool);
     unsigned char *b = hk_pool_alloc(pool);
     unsigned char *o = hk_pool_alloc(other);
     unsigned char local[64];
     uintptr_t saved;
     (void)state;
-    watch(hk_pool_heap(pool), &log);
+    record_errors(heap, &log);
     memset(a, 0x11, 32);
     hk_pool_free(pool, b);
-    pool_misuse_case(pool, &log, b, HK_ERR_DOUBLE_FREE);
-    pool_misuse_case(pool, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
-    pool_misuse_case(pool, &log, a + 1, HK_ERR_INTERIOR_PTR);
-    pool_misuse_case(pool, &log, a - HDR, HK_ERR_INTERIOR_PTR);
-    pool_misuse_case(pool, &log, o, HK_ERR_FOREIGN_PTR);
-    pool_misuse_case(pool, &log, local, HK_ERR_FOREIGN_PTR);
-    pool_misuse_case(pool, &log, pool, HK_ERR_FOREIGN_PTR);
+    assert_misuse_harmless(heap, &log, b, HK_ERR_DOUBLE_FREE);
+    assert_misuse_harmless(heap, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
+    assert_misuse_harmless(heap, &log, a + 1, HK_ERR_INTERIOR_PTR);
+    assert_misuse_harmless(heap, &log, a - HDR, HK_ERR_INTERIOR_PTR);
+    assert_misuse_harmless(heap, &log, o, HK_ERR_FOREIGN_PTR);
+    assert_misuse_harmless(heap, &log, local, HK_ERR_FOREIGN_PTR);
+    assert_misuse_harmless(heap, &log, pool, HK_ERR_FOREIGN_PTR);
     /* A stray write over the owner word, then over the requested size. */
     memcpy(&saved, a - sizeof(uintptr_t), sizeof(saved));
     a[-1] ^= 0x20;
-    pool_misuse_case(pool, &log, a, HK_ERR_CORRUPT);
+    assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
     assert_int_not_equal(hk_pool_check(pool), 0);
     memcpy(a - sizeof(uintptr_t), &saved, sizeof(saved));
     {
@@ -351,7 +259,7 @@ static void pool_misuse_is_reported_and_harmless(void **state)
         size_t old;
         memcpy(&old, a - HDR, sizeof(old));
         memcpy(a - HDR, &huge, sizeof(huge));
-        pool_misuse_case(pool, &log, a, HK_ERR_CORRUPT);
+        assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
         assert_int_not_equal(hk_pool_check(pool), 0);
         memcpy(a - HDR, &old, sizeof(old));
     }
@@ -360,7 +268,7 @@ static void pool_misuse_is_reported_and_harmless(void **state)
     assert_int_equal(hk_pool_check(other), 0);
     hk_pool_free(pool, a);
     assert_int_equal(hk_pool_check(pool), 0);
-    assert_int_equal(stats(hk_pool_heap(pool)).used_blocks, 0);
+    assert_int_equal(heap_stats(heap).used_blocks, 0);
 }
 
 static void pool_release_finds_the_pool_from_the_header(void **state)
@@ -368,20 +276,20 @@ static void pool_release_finds_the_pool_from_the_header(void **state)
     hk_heap_t *bh = hk_bump_heap(backing());
     hk_pool_t *p1 = hk_pool_create(bh, 16, 2);
     hk_pool_t *p2 = hk_pool_create(bh, 200, 2);
-    errlog_t log1;
-    errlog_t log2;
+    error_log_t log1;
+    error_log_t log2;
     unsigned char *a = hk_pool_alloc(p1);
     unsigned char *b = hk_pool_alloc(p2);
     unsigned char *c = hk_pool_alloc(p2);
     _Alignas(16) unsigned char local[64];
     (void)state;
-    watch(hk_pool_heap(p1), &log1);
-    watch(hk_pool_heap(p2), &log2);
+    record_errors(hk_pool_heap(p1), &log1);
+    record_errors(hk_pool_heap(p2), &log2);
     assert_int_equal(hk_pool_release(NULL), 0);
     assert_int_equal(hk_pool_release(b), 0);
-    assert_int_equal(stats(hk_pool_heap(p2)).free_count, 1);
+    assert_int_equal(heap_stats(hk_pool_heap(p2)).free_count, 1);
     assert_int_equal(hk_pool_release(a), 0);
-    assert_int_equal(stats(hk_pool_heap(p1)).used_blocks, 0);
+    assert_int_equal(heap_stats(hk_pool_heap(p1)).used_blocks, 0);
     /* Double free: reported on the owning pool. */
     assert_int_equal(hk_pool_release(b), HK_ERR_DOUBLE_FREE);
     assert_int_equal(atomic_load(&log2.count), 1);
@@ -403,7 +311,7 @@ static void pool_release_finds_the_pool_from_the_header(void **state)
     assert_int_equal(hk_pool_release(local + 32), HK_ERR_FOREIGN_PTR);
     assert_int_equal(atomic_load(&log2.count), 3);
     assert_int_equal(log2.last, HK_ERR_FOREIGN_PTR);
-    assert_int_equal(stats(hk_pool_heap(p2)).used_blocks, 1);
+    assert_int_equal(heap_stats(hk_pool_heap(p2)).used_blocks, 1);
     assert_int_equal(hk_pool_check(p1), 0);
     assert_int_equal(hk_pool_check(p2), 0);
 }
@@ -427,12 +335,8 @@ static void pool_check_catches_broken_state(void **state)
     assert_int_not_equal(hk_pool_check(pool), 0);
     memcpy(b - HDR, &saved, sizeof(saved));
     assert_int_equal(hk_pool_check(pool), 0);
-    heap->stats.used_requested++;
-    assert_int_not_equal(hk_pool_check(pool), 0);
-    heap->stats.used_requested--;
-    heap->stats.free_blocks++;
-    assert_int_not_equal(hk_pool_check(pool), 0);
-    heap->stats.free_blocks--;
+    assert_check_notices(heap, &heap->stats.used_requested, 1);
+    assert_check_notices(heap, &heap->stats.free_blocks, 1);
     assert_int_equal(hk_pool_check(pool), 0);
     hk_pool_free(pool, a);
 }
@@ -443,7 +347,7 @@ static void pool_walk_shows_every_block(void **state)
     hk_heap_t *heap = hk_pool_heap(pool);
     void *a = hk_pool_alloc(pool);
     void *b = hk_pool_alloc(pool);
-    walk_log_t *w;
+    const walk_log_t *w;
     size_t i;
     (void)state;
     hk_pool_free(pool, a);
@@ -482,7 +386,7 @@ static void pool_uniform_interface(void **state)
     assert_true(hk_owns(heap, p));
     assert_false(hk_owns(heap, pool));
     assert_false(hk_owns(heap, (unsigned char *)p + 3 * STRIDE(48)));
-    assert_int_equal(stats(heap).fail_count, 2);
+    assert_int_equal(heap_stats(heap).fail_count, 2);
     hk_free(heap, p);
     assert_walk_matches(heap);
 }
@@ -494,10 +398,10 @@ static void pool_destroy_returns_the_memory(void **state)
     hk_pool_t *pool = hk_pool_create(bh, 16, 4);
     void *p = hk_pool_alloc(pool);
     (void)state;
-    assert_int_equal(stats(bh).used_blocks, 1);
+    assert_int_equal(heap_stats(bh).used_blocks, 1);
     hk_pool_destroy(pool);
-    assert_int_equal(stats(bh).used_blocks, 0);
-    assert_int_equal(stats(bh).free_count, 1);
+    assert_int_equal(heap_stats(bh).used_blocks, 0);
+    assert_int_equal(heap_stats(bh).free_count, 1);
     /* The stale block names a pool that is gone. */
     assert_int_equal(hk_pool_release(p), HK_ERR_FOREIGN_PTR);
     hk_pool_destroy(NULL);
@@ -695,7 +599,7 @@ static void blocking_alloc_times_out_on_an_empty_pool(void **state)
     t0 = now_ms();
     assert_null(hk_pool_alloc_blocking(pool, 30));
     assert_true(now_ms() - t0 >= 25.0);
-    s = stats(hk_pool_heap(pool));
+    s = heap_stats(hk_pool_heap(pool));
     assert_int_equal(s.fail_count, 1);
     assert_int_equal(s.used_blocks, 2);
     assert_int_equal(hk_pool_check(pool), 0);
@@ -876,7 +780,7 @@ static void blocking_producers_and_consumers(void **state)
     }
     assert_int_equal(itc.bad, 0);
     assert_int_equal(itc.consumed, total);
-    s = stats(hk_pool_heap(pool));
+    s = heap_stats(hk_pool_heap(pool));
     assert_int_equal(s.alloc_count, total);
     assert_int_equal(s.free_count, total);
     assert_int_equal(s.fail_count, 0);
@@ -943,12 +847,19 @@ static void poolset_init_rejects_bad_tables(void **state)
     assert_null(hk_poolset_init(set_mem, sizeof(set_mem), bad, 3, NULL));
 }
 
+/* init for smallest_arena(): the three classes. */
+static hk_heap_t *init_three_classes(void *ctx, void *arena, size_t size, hk_status_t *st)
+{
+    hk_poolset_t *set = hk_poolset_init(arena, size, three_classes, 3, st);
+    (void)ctx;
+    return set != NULL ? hk_poolset_heap(set) : NULL;
+}
+
 static void poolset_init_refuses_small_arenas(void **state)
 {
     hk_pool_class_t huge[1] = {{SIZE_MAX / 4, 8}};
     hk_status_t st;
-    size_t size;
-    size_t smallest = 0;
+    size_t smallest;
     (void)state;
     st = HK_OK;
     assert_null(hk_poolset_init(set_mem, 0, three_classes, 3, &st));
@@ -956,20 +867,12 @@ static void poolset_init_refuses_small_arenas(void **state)
     st = HK_OK;
     assert_null(hk_poolset_init(set_mem, sizeof(set_mem), huge, 1, &st));
     assert_int_equal(st, HK_ETOOSMALL);
-    for (size = 0; size < 4096; size++) {
-        st = HK_OK;
-        if (hk_poolset_init(set_mem, size, three_classes, 3, &st) != NULL) {
-            assert_int_equal(st, HK_OK);
-            smallest = size;
-            break;
-        }
-        assert_int_equal(st, HK_ETOOSMALL);
-    }
+    smallest = smallest_arena(init_three_classes, NULL, set_mem, 4096);
     assert_true(smallest > 4 * STRIDE(16) + 2 * STRIDE(64) + STRIDE(256));
     /* What it needs: the set, the bump, each pool's control, and the blocks. */
     {
         hk_poolset_t *set = hk_poolset_init(set_mem, smallest, three_classes, 3, &st);
-        hk_stats_t s = stats(hk_poolset_heap(set));
+        hk_stats_t s = heap_stats(hk_poolset_heap(set));
         assert_int_equal(s.capacity, 4 * STRIDE(16) + 2 * STRIDE(64) + STRIDE(256));
         assert_true(s.capacity <= smallest);
         assert_walk_matches(hk_poolset_heap(set));
@@ -996,13 +899,13 @@ static void poolset_malloc_picks_the_smallest_class(void **state)
     assert_int_equal(hk_poolset_usable_size(set, p), STRIDE(256) - HDR);
     assert_null(hk_poolset_malloc(set, STRIDE(256) - HDR + 1));
     assert_null(hk_poolset_malloc(set, SIZE_MAX));
-    assert_int_equal(stats(hk_poolset_heap(set)).fail_count, 2);
+    assert_int_equal(heap_stats(hk_poolset_heap(set)).fail_count, 2);
     /* Class 0 has two left; then small requests fall through to class 1. */
     assert_true(hk_pool_owns(c0, hk_poolset_malloc(set, 1)));
     assert_true(hk_pool_owns(c0, hk_poolset_malloc(set, 1)));
     assert_true(hk_pool_owns(c1, hk_poolset_malloc(set, 1)));
     assert_null(hk_poolset_malloc(set, 1)); /* class 2 is empty too */
-    assert_int_equal(stats(hk_poolset_heap(set)).fail_count, 3);
+    assert_int_equal(heap_stats(hk_poolset_heap(set)).fail_count, 3);
     assert_walk_matches(hk_poolset_heap(set));
 }
 
@@ -1010,7 +913,7 @@ static void poolset_stats_are_the_pools_summed(void **state)
 {
     hk_poolset_t *set = make_set(three_classes, 3);
     hk_heap_t *heap = hk_poolset_heap(set);
-    hk_stats_t s = stats(heap);
+    hk_stats_t s = heap_stats(heap);
     void *a;
     void *b;
     void *c;
@@ -1023,17 +926,17 @@ static void poolset_stats_are_the_pools_summed(void **state)
     a = hk_poolset_malloc(set, 200);
     b = hk_poolset_malloc(set, 3);
     c = hk_poolset_malloc(set, 30);
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.used_requested, 233);
     assert_int_equal(s.used_granted, STRIDE(256) + STRIDE(16) + STRIDE(64) - 3 * HDR);
     assert_int_equal(s.free_bytes, s.capacity - STRIDE(256) - STRIDE(16) - STRIDE(64));
     assert_int_equal(s.largest_free, STRIDE(64)); /* class 2 is empty */
     assert_int_equal(s.smallest_free, STRIDE(16));
-    assert_int_equal(stats(hk_pool_heap(hk_poolset_pool(set, 1))).used_requested, 30);
+    assert_int_equal(heap_stats(hk_pool_heap(hk_poolset_pool(set, 1))).used_requested, 30);
     hk_poolset_free(set, a);
     hk_poolset_free(set, b);
     hk_poolset_free(set, c);
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.free_count, 3);
     assert_int_equal(s.free_bytes, s.capacity);
     assert_int_equal(s.peak_used, STRIDE(256) + STRIDE(16) + STRIDE(64) - 3 * HDR);
@@ -1053,13 +956,13 @@ static void poolset_realloc_keeps_or_moves(void **state)
         p[i] = (unsigned char)(i + 1);
     }
     assert_ptr_equal(hk_poolset_realloc(set, p, STRIDE(16) - HDR), p);
-    assert_int_equal(stats(heap).used_requested, STRIDE(16) - HDR);
+    assert_int_equal(heap_stats(heap).used_requested, STRIDE(16) - HDR);
     q = hk_poolset_realloc(set, p, 100);
     assert_true(hk_pool_owns(hk_poolset_pool(set, 2), q));
     for (i = 0; i < 10; i++) {
         assert_int_equal(q[i], i + 1);
     }
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.realloc_count, 2);
     assert_int_equal(s.alloc_count, 2);
     assert_int_equal(s.free_count, 1);
@@ -1067,58 +970,39 @@ static void poolset_realloc_keeps_or_moves(void **state)
     /* Shrinking stays in the big block. */
     assert_ptr_equal(hk_poolset_realloc(set, q, 1), q);
     assert_null(hk_poolset_realloc(set, q, 1000));
-    assert_int_equal(stats(heap).fail_count, 1);
+    assert_int_equal(heap_stats(heap).fail_count, 1);
     assert_int_equal(q[0], 1);
     assert_int_equal(hk_poolset_usable_size(set, q), STRIDE(256) - HDR);
     assert_null(hk_poolset_realloc(set, q, 0));
-    assert_int_equal(stats(heap).used_blocks, 0);
+    assert_int_equal(heap_stats(heap).used_blocks, 0);
     p = hk_poolset_realloc(set, NULL, 5);
     assert_true(hk_pool_owns(hk_poolset_pool(set, 0), p));
     assert_walk_matches(heap);
-}
-
-static void set_misuse_case(hk_poolset_t *set, errlog_t *log, void *bad, hk_error_t want)
-{
-    hk_heap_t *heap = hk_poolset_heap(set);
-    hk_stats_t before = stats(heap);
-    hk_stats_t after;
-    int n = atomic_load(&log->count);
-    hk_poolset_free(set, bad);
-    assert_int_equal(atomic_load(&log->count), n + 1);
-    assert_int_equal(log->last, want);
-    assert_ptr_equal(log->ptr, bad);
-    assert_ptr_equal(log->heap, heap);
-    assert_int_equal(hk_poolset_usable_size(set, bad), 0);
-    assert_null(hk_poolset_realloc(set, bad, 8));
-    assert_int_equal(atomic_load(&log->count), n + 3);
-    assert_int_equal(log->last, want);
-    after = stats(heap);
-    assert_int_equal(after.error_count, before.error_count + 3);
-    assert_same_but_errors(&before, &after);
 }
 
 static void poolset_misuse_is_reported_and_harmless(void **state)
 {
     hk_poolset_t *set = make_set(three_classes, 3);
     hk_pool_t *c1 = hk_poolset_pool(set, 1);
-    errlog_t log;
+    hk_heap_t *heap = hk_poolset_heap(set);
+    error_log_t log;
     unsigned char *a = hk_poolset_malloc(set, 60);
     unsigned char *b = hk_poolset_malloc(set, 8);
     unsigned char local[32];
     uintptr_t saved;
     (void)state;
-    watch(hk_poolset_heap(set), &log);
+    record_errors(heap, &log);
     memset(a, 0x3A, 60);
     hk_poolset_free(set, b);
-    set_misuse_case(set, &log, b, HK_ERR_DOUBLE_FREE);
-    set_misuse_case(set, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
-    set_misuse_case(set, &log, a + 3, HK_ERR_INTERIOR_PTR);
-    set_misuse_case(set, &log, c1, HK_ERR_INTERIOR_PTR); /* a pool's control struct, inside the span */
-    set_misuse_case(set, &log, local, HK_ERR_FOREIGN_PTR);
-    set_misuse_case(set, &log, set, HK_ERR_FOREIGN_PTR);
+    assert_misuse_harmless(heap, &log, b, HK_ERR_DOUBLE_FREE);
+    assert_misuse_harmless(heap, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
+    assert_misuse_harmless(heap, &log, a + 3, HK_ERR_INTERIOR_PTR);
+    assert_misuse_harmless(heap, &log, c1, HK_ERR_INTERIOR_PTR); /* a pool's control struct, inside the span */
+    assert_misuse_harmless(heap, &log, local, HK_ERR_FOREIGN_PTR);
+    assert_misuse_harmless(heap, &log, set, HK_ERR_FOREIGN_PTR);
     memcpy(&saved, a - sizeof(uintptr_t), sizeof(saved));
     a[-1] ^= 0x10;
-    set_misuse_case(set, &log, a, HK_ERR_CORRUPT);
+    assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
     assert_int_not_equal(hk_poolset_check(set), 0);
     memcpy(a - sizeof(uintptr_t), &saved, sizeof(saved));
     assert_int_equal(hk_poolset_check(set), 0);
@@ -1140,16 +1024,16 @@ static void poolset_pool_operations_keep_the_set_counters(void **state)
     hk_pool_t *c1 = hk_poolset_pool(set, 1);
     void *p = hk_pool_alloc(c1);
     void *q = hk_poolset_malloc(set, 1);
-    hk_stats_t s = stats(heap);
+    hk_stats_t s = heap_stats(heap);
     (void)state;
     assert_int_equal(s.used_blocks, 2);
     assert_int_equal(s.used_requested, 65);
     assert_int_equal(hk_poolset_check(set), 0);
     assert_ptr_equal(hk_pool_realloc(c1, p, 3), p);
-    assert_int_equal(stats(heap).used_requested, 4);
+    assert_int_equal(heap_stats(heap).used_requested, 4);
     assert_int_equal(hk_pool_release(q), 0);
     hk_pool_free(c1, p);
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.used_blocks, 0);
     assert_int_equal(s.free_count, 2);
     assert_int_equal(s.free_bytes, s.capacity);
@@ -1165,12 +1049,8 @@ static void poolset_check_catches_bad_counters(void **state)
     (void)state;
     assert_non_null(hk_poolset_malloc(set, 20));
     assert_int_equal(hk_poolset_check(set), 0);
-    heap->stats.used_granted++;
-    assert_int_not_equal(hk_poolset_check(set), 0);
-    heap->stats.used_granted--;
-    hk_pool_heap(hk_poolset_pool(set, 1))->stats.used_blocks++;
-    assert_int_not_equal(hk_poolset_check(set), 0);
-    hk_pool_heap(hk_poolset_pool(set, 1))->stats.used_blocks--;
+    assert_check_notices(heap, &heap->stats.used_granted, 1);
+    assert_check_notices(heap, &hk_pool_heap(hk_poolset_pool(set, 1))->stats.used_blocks, 1);
     assert_int_equal(hk_poolset_check(set), 0);
 }
 
@@ -1190,7 +1070,7 @@ static void poolset_uniform_interface(void **state)
     assert_null(hk_aligned_alloc(heap, 2 * HK_ALIGN, 8));
     assert_null(hk_poolset_aligned_alloc(set, 2 * HK_ALIGN, 8));
     assert_null(hk_poolset_aligned_alloc(set, 3, 8));
-    assert_int_equal(stats(heap).fail_count, 3);
+    assert_int_equal(heap_stats(heap).fail_count, 3);
     assert_non_null(hk_poolset_aligned_alloc(set, HK_ALIGN, 8));
     p = hk_calloc(heap, 50, 5);
     assert_non_null(p);
@@ -1216,10 +1096,19 @@ static hk_lfpool_t *make_lf(void *mem, size_t size, size_t block)
     return pool;
 }
 
+/* init for smallest_arena(): 64-byte blocks. */
+static hk_heap_t *init_lf64(void *ctx, void *arena, size_t size, hk_status_t *st)
+{
+    hk_lfpool_t *pool = hk_lfpool_init(arena, size, 64, st);
+    (void)ctx;
+    return pool != NULL ? hk_lfpool_heap(pool) : NULL;
+}
+
 static void lfpool_init_rejects_bad_arguments(void **state)
 {
     hk_status_t st;
     size_t size;
+    hk_lfpool_t *pool;
     (void)state;
     st = HK_OK;
     assert_null(hk_lfpool_init(NULL, 4096, 64, &st));
@@ -1235,25 +1124,19 @@ static void lfpool_init_rejects_bad_arguments(void **state)
     assert_null(hk_lfpool_init(lf_mem, 0, 64, &st));
     assert_int_equal(st, HK_ETOOSMALL);
     assert_null(hk_lfpool_init(lf_mem, 64, 64, NULL));
-    for (size = 64; size < 4096; size++) {
-        hk_lfpool_t *pool = hk_lfpool_init(lf_mem + 1, size, 64, &st);
-        if (pool != NULL) {
-            hk_stats_t s = stats(hk_lfpool_heap(pool));
-            assert_int_equal(s.capacity, 64);
-            assert_true((uintptr_t)pool % HK_ALIGN == 0);
-            assert_non_null(hk_lfpool_alloc(pool));
-            assert_null(hk_lfpool_alloc(pool));
-            return;
-        }
-        assert_int_equal(st, HK_ETOOSMALL);
-    }
-    fail_msg("no arena below 4 KiB holds one block");
+    /* The smallest (misaligned) arena that works holds one block. */
+    size = smallest_arena(init_lf64, NULL, lf_mem + 1, 4096);
+    pool = make_lf(lf_mem + 1, size, 64);
+    assert_int_equal(heap_stats(hk_lfpool_heap(pool)).capacity, 64);
+    assert_true((uintptr_t)pool % HK_ALIGN == 0);
+    assert_non_null(hk_lfpool_alloc(pool));
+    assert_null(hk_lfpool_alloc(pool));
 }
 
 static void lfpool_caps_the_block_count(void **state)
 {
     hk_lfpool_t *pool = make_lf(lf_mem, sizeof(lf_mem), 8);
-    hk_stats_t s = stats(hk_lfpool_heap(pool));
+    hk_stats_t s = heap_stats(hk_lfpool_heap(pool));
     (void)state;
     assert_int_equal(s.capacity, (size_t)HK_LFPOOL_MAX_BLOCKS * ROUND(8));
     assert_int_equal(s.free_blocks, HK_LFPOOL_MAX_BLOCKS);
@@ -1264,7 +1147,7 @@ static void lfpool_alloc_and_free(void **state)
 {
     hk_lfpool_t *pool = make_lf(lf_mem, 4096, 100);
     hk_heap_t *heap = hk_lfpool_heap(pool);
-    hk_stats_t s = stats(heap);
+    hk_stats_t s = heap_stats(heap);
     size_t n = s.free_blocks;
     unsigned char *first;
     unsigned char *p;
@@ -1286,12 +1169,10 @@ static void lfpool_alloc_and_free(void **state)
     }
     assert_null(hk_lfpool_alloc(pool));
     assert_null(hk_lfpool_malloc(pool, ROUND(100) + 1));
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.fail_count, 2);
     assert_int_equal(s.used_blocks, n);
-    assert_int_equal(s.free_bytes, 0);
-    assert_int_equal(s.free_blocks, 0);
-    assert_int_equal(s.largest_free, 0);
+    assert_stats_full(&s);
     assert_int_equal(s.min_ever_free, 0);
     assert_int_equal(s.peak_used, n * ROUND(100));
     p = first + 2 * ROUND(100);
@@ -1301,13 +1182,13 @@ static void lfpool_alloc_and_free(void **state)
     assert_ptr_equal(hk_lfpool_malloc(pool, 7), q); /* LIFO */
     assert_ptr_equal(hk_lfpool_malloc(pool, 7), p);
     assert_int_equal(first[3 * ROUND(100)], 3);
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.alloc_count, n + 2);
     assert_int_equal(s.free_count, 2);
     for (i = 0; i < n; i++) {
         hk_lfpool_free(pool, first + i * ROUND(100));
     }
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.used_blocks, 0);
     assert_int_equal(s.used_requested, 0);
     assert_int_equal(s.free_bytes, s.capacity);
@@ -1322,54 +1203,36 @@ static void lfpool_counts_requested_and_reallocs_in_place(void **state)
     hk_heap_t *heap = hk_lfpool_heap(pool);
     unsigned char *a = hk_lfpool_malloc(pool, 10);
     unsigned char *b = hk_lfpool_malloc(pool, 0);
-    hk_stats_t s = stats(heap);
+    hk_stats_t s = heap_stats(heap);
     (void)state;
     assert_int_equal(s.used_requested, 10);
     assert_int_equal(s.used_granted, 2 * ROUND(64));
     memset(a, 0x5C, 10);
     assert_ptr_equal(hk_lfpool_realloc(pool, a, 64), a);
-    assert_int_equal(stats(heap).used_requested, 64);
-    assert_int_equal(stats(heap).realloc_count, 1);
+    assert_int_equal(heap_stats(heap).used_requested, 64);
+    assert_int_equal(heap_stats(heap).realloc_count, 1);
     assert_null(hk_lfpool_realloc(pool, a, ROUND(64) + 1));
-    assert_int_equal(stats(heap).fail_count, 1);
+    assert_int_equal(heap_stats(heap).fail_count, 1);
     assert_int_equal(a[9], 0x5C);
     assert_null(hk_lfpool_realloc(pool, b, 0));
     assert_ptr_equal(hk_lfpool_realloc(pool, NULL, 3), b);
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(s.used_requested, 67);
     assert_int_equal(s.free_count, 1);
     assert_int_equal(s.alloc_count, 3);
     assert_int_equal(s.realloc_count, 1);
     assert_null(hk_aligned_alloc(heap, 2 * HK_ALIGN, 8));
-    assert_int_equal(stats(heap).fail_count, 2);
+    assert_int_equal(heap_stats(heap).fail_count, 2);
     assert_true(hk_owns(heap, a));
     assert_false(hk_owns(heap, pool));
     assert_walk_matches(heap);
 }
 
-static void lf_misuse_case(hk_lfpool_t *pool, errlog_t *log, void *bad, hk_error_t want)
-{
-    hk_heap_t *heap = hk_lfpool_heap(pool);
-    hk_stats_t before = stats(heap);
-    hk_stats_t after;
-    int n = atomic_load(&log->count);
-    hk_lfpool_free(pool, bad);
-    assert_int_equal(atomic_load(&log->count), n + 1);
-    assert_int_equal(log->last, want);
-    assert_ptr_equal(log->ptr, bad);
-    assert_ptr_equal(log->heap, heap);
-    assert_int_equal(hk_lfpool_usable_size(pool, bad), 0);
-    assert_null(hk_lfpool_realloc(pool, bad, 8));
-    assert_int_equal(atomic_load(&log->count), n + 3);
-    after = stats(heap);
-    assert_int_equal(after.error_count, before.error_count + 3);
-    assert_same_but_errors(&before, &after);
-}
-
 static void lfpool_misuse_is_reported_and_harmless(void **state)
 {
     hk_lfpool_t *pool = make_lf(lf_mem, 4096, 32);
-    errlog_t log;
+    hk_heap_t *heap = hk_lfpool_heap(pool);
+    error_log_t log;
     unsigned char *a = hk_lfpool_malloc(pool, 20);
     unsigned char *b = hk_lfpool_malloc(pool, 20);
     unsigned char local[32];
@@ -1377,13 +1240,13 @@ static void lfpool_misuse_is_reported_and_harmless(void **state)
     uint32_t want = 0xA11C0000u | (uint32_t)(ROUND(32) - 20);
     unsigned char *w;
     (void)state;
-    watch(hk_lfpool_heap(pool), &log);
+    record_errors(heap, &log);
     hk_lfpool_free(pool, b);
-    lf_misuse_case(pool, &log, b, HK_ERR_DOUBLE_FREE);
-    lf_misuse_case(pool, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
-    lf_misuse_case(pool, &log, a + 1, HK_ERR_INTERIOR_PTR);
-    lf_misuse_case(pool, &log, local, HK_ERR_FOREIGN_PTR);
-    lf_misuse_case(pool, &log, pool, HK_ERR_FOREIGN_PTR);
+    assert_misuse_harmless(heap, &log, b, HK_ERR_DOUBLE_FREE);
+    assert_misuse_harmless(heap, &log, a + HK_ALIGN, HK_ERR_INTERIOR_PTR);
+    assert_misuse_harmless(heap, &log, a + 1, HK_ERR_INTERIOR_PTR);
+    assert_misuse_harmless(heap, &log, local, HK_ERR_FOREIGN_PTR);
+    assert_misuse_harmless(heap, &log, pool, HK_ERR_FOREIGN_PTR);
     assert_int_equal(hk_lfpool_check(pool), 0);
     /* Find a's state word in the table before the blocks and corrupt it. */
     for (w = (unsigned char *)pool; w + 4 <= a; w += 4) {
@@ -1396,13 +1259,13 @@ static void lfpool_misuse_is_reported_and_harmless(void **state)
     }
     assert_non_null(word);
     *word ^= 0x01000000u;
-    lf_misuse_case(pool, &log, a, HK_ERR_CORRUPT);
+    assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
     assert_int_not_equal(hk_lfpool_check(pool), 0);
     *word ^= 0x01000000u;
     assert_int_equal(hk_lfpool_check(pool), 0);
     hk_lfpool_free(pool, a);
     assert_int_equal(atomic_load(&log.count), 18);
-    assert_walk_matches(hk_lfpool_heap(pool));
+    assert_walk_matches(heap);
 }
 
 static void (*preempt_hook)(hk_lfpool_t *pool);
@@ -1448,7 +1311,7 @@ static void lfpool_pop_is_aba_safe(void **state)
     next = hk_lfpool_malloc(pool, 8);
     assert_ptr_not_equal(next, isr_held);
     assert_ptr_not_equal(next, task);
-    assert_int_equal(stats(hk_lfpool_heap(pool)).used_blocks, 3);
+    assert_int_equal(heap_stats(hk_lfpool_heap(pool)).used_blocks, 3);
     hk_lfpool_free(pool, next);
     hk_lfpool_free(pool, task);
     hk_lfpool_free(pool, isr_held);
@@ -1515,13 +1378,13 @@ static void lfpool_survives_threads(void **state)
     hk_heap_t *heap = hk_lfpool_heap(pool);
     pthread_t t[LF_THREADS];
     lf_arg_t args[LF_THREADS];
-    errlog_t log;
+    error_log_t log;
     hk_stats_t s;
     size_t allocs = 0;
     size_t failures = 0;
     unsigned i;
     (void)state;
-    watch(heap, &log);
+    record_errors(heap, &log);
     for (i = 0; i < LF_THREADS; i++) {
         memset(&args[i], 0, sizeof(args[i]));
         args[i].pool = pool;
@@ -1534,7 +1397,7 @@ static void lfpool_survives_threads(void **state)
         allocs += args[i].allocs;
         failures += args[i].failures;
     }
-    s = stats(heap);
+    s = heap_stats(heap);
     assert_int_equal(atomic_load(&log.count), 0);
     assert_int_equal(s.alloc_count, allocs);
     assert_int_equal(s.free_count, allocs);
@@ -1570,13 +1433,13 @@ static void *race_main(void *arg)
 static void lfpool_catches_racing_double_frees(void **state)
 {
     race_t r;
-    errlog_t log;
+    error_log_t log;
     pthread_t t[2];
     hk_stats_t s;
     int i;
     (void)state;
     r.pool = make_lf(lf_mem, 4096, 16);
-    watch(hk_lfpool_heap(r.pool), &log);
+    record_errors(hk_lfpool_heap(r.pool), &log);
     pthread_barrier_init(&r.go, NULL, 3);
     assert_int_equal(pthread_create(&t[0], NULL, race_main, &r), 0);
     assert_int_equal(pthread_create(&t[1], NULL, race_main, &r), 0);
@@ -1591,7 +1454,7 @@ static void lfpool_catches_racing_double_frees(void **state)
     pthread_join(t[0], NULL);
     pthread_join(t[1], NULL);
     pthread_barrier_destroy(&r.go);
-    s = stats(hk_lfpool_heap(r.pool));
+    s = heap_stats(hk_lfpool_heap(r.pool));
     assert_int_equal(s.free_count, RACE_ROUNDS);
     assert_int_equal(s.used_blocks, 0);
     assert_int_equal(s.error_count, RACE_ROUNDS);

@@ -22,24 +22,14 @@
 
 #include "heapkit/seqfit.h"
 #include "tagged.h"
+#include "testkit.h"
 
 #define ARENA_SIZE (64u * 1024u)
 #define MAX_BLOCKS 4096u
 #define HDR HK_TAG_HDR
 #define MIN_BLOCK HK_TAG_MIN_BLOCK
 
-static union {
-    unsigned char bytes[ARENA_SIZE + 64u];
-    long double ld;
-    void *p;
-    uint64_t u;
-} g_arena;
-
-typedef struct walk_log {
-    hk_block_info_t b[MAX_BLOCKS];
-    size_t n;
-} walk_log_t;
-
+static TEST_ARENA(ARENA_SIZE) g_arena;
 static walk_log_t g_walk;
 static uintptr_t g_base; /* start of the first block of the heap under test */
 
@@ -48,28 +38,12 @@ static hk_seqfit_policy_t k_policy[4] = {HK_SEQFIT_FIRST, HK_SEQFIT_NEXT, HK_SEQ
 static hk_seqfit_policy_t policy_of(void **state) { return *(const hk_seqfit_policy_t *)*state; }
 
 /* The gross block size a request must get, computed from the layout rules rather than the library. */
-static size_t gross_of(size_t request)
-{
-    size_t g = (request + HDR + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u);
-    return g < MIN_BLOCK ? MIN_BLOCK : g;
-}
-
-static uintptr_t align_up(uintptr_t x, uintptr_t a) { return (x + a - 1u) & ~(a - 1u); }
-
-static void collect(void *ctx, const hk_block_info_t *info)
-{
-    walk_log_t *w = (walk_log_t *)ctx;
-    if (w->n < MAX_BLOCKS) {
-        w->b[w->n] = *info;
-    }
-    w->n++;
-}
+static size_t gross_of(size_t request) { return gross_size(request, HDR, MIN_BLOCK); }
 
 static const walk_log_t *walk(hk_seqfit_t *s)
 {
-    g_walk.n = 0;
-    hk_seqfit_walk(s, collect, &g_walk);
-    assert_true(g_walk.n >= 1 && g_walk.n <= MAX_BLOCKS);
+    hk_seqfit_walk(s, collect_walk, walk_reset(&g_walk));
+    assert_true(g_walk.n >= 1);
     return &g_walk;
 }
 
@@ -112,35 +86,13 @@ static void *must_malloc(hk_seqfit_t *s, size_t n)
     return p;
 }
 
-/* An expected block; size TOP means the free top reaching the end of the span. */
-typedef struct blk {
-    size_t off;
-    size_t size;
-    int used;
-} blk_t;
-
+/* Expected block size: the free top reaching the end of the span (blk_t, testkit.h). */
 #define TOP 0u
-
-static size_t push(blk_t *layout, size_t n, size_t block_off, size_t size, int used)
-{
-    layout[n].off = block_off;
-    layout[n].size = size;
-    layout[n].used = used;
-    return n + 1u;
-}
 
 static void expect_layout(hk_seqfit_t *s, const blk_t *exp, size_t n)
 {
     size_t capacity = stats(s).capacity;
-    const walk_log_t *w = walk(s);
-    size_t i;
-    assert_int_equal(w->n, n);
-    for (i = 0; i < n; i++) {
-        size_t size = exp[i].size == TOP ? capacity - exp[i].off : exp[i].size;
-        assert_int_equal((uintptr_t)w->b[i].start - g_base, exp[i].off);
-        assert_int_equal(w->b[i].size, size);
-        assert_int_equal(w->b[i].used, exp[i].used);
-    }
+    assert_layout(walk(s), g_base, capacity, exp, n);
 }
 
 /* Offsets and sizes of the listed free blocks (the top excluded), by walk. */
@@ -167,20 +119,14 @@ static void expect_consistent(hk_seqfit_t *s)
     hk_seqfit_counters_t c;
     const walk_log_t *w;
     size_t i;
-    size_t free_bytes = 0;
-    size_t used_gross = 0;
-    size_t granted = 0;
-    size_t used = 0;
-    size_t nfree = 0;
     size_t listed = 0;
-    size_t largest = 0;
-    size_t smallest = 0;
     size_t top;
 
     assert_int_equal(hk_seqfit_check(s), 0);
     st = stats(s);
     c = counters(s);
     w = walk(s);
+    assert_stats_match_walk(&st, w);
     for (i = 0; i < w->n; i++) {
         const hk_block_info_t *b = &w->b[i];
         assert_int_equal((uintptr_t)b->payload, (uintptr_t)b->start + HDR);
@@ -188,54 +134,18 @@ static void expect_consistent(hk_seqfit_t *s)
         assert_int_equal(b->size % HK_ALIGN, 0);
         assert_true(b->size >= MIN_BLOCK);
         if (b->used) {
-            used++;
-            used_gross += b->size;
-            granted += b->usable;
             assert_int_equal(b->usable, b->size - HDR);
             assert_int_equal(hk_seqfit_usable_size(s, b->payload), b->usable);
         } else {
-            nfree++;
-            free_bytes += b->size;
-            listed += (i + 1u < w->n);
-            largest = b->size > largest ? b->size : largest;
-            smallest = (smallest == 0 || b->size < smallest) ? b->size : smallest;
+            listed += (i + 1u < w->n); /* the top is not listed */
         }
     }
-    assert_int_equal(st.capacity, free_bytes + used_gross);
-    assert_int_equal(st.free_bytes, free_bytes);
-    assert_int_equal(st.used_granted, granted);
-    assert_int_equal(st.used_blocks, used);
-    assert_int_equal(st.free_blocks, nfree);
-    assert_int_equal(st.largest_free, largest);
-    assert_int_equal(st.smallest_free, smallest);
-    assert_true(st.used_requested <= st.used_granted);
-    assert_true(st.min_ever_free <= st.free_bytes);
-    assert_true(st.peak_used >= st.used_granted);
     assert_int_equal(c.free_blocks, listed);
     assert_int_equal(c.splits, st.split_count);
     assert_int_equal(c.coalesces, st.coalesce_count);
     top = w->b[w->n - 1u].used ? st.capacity : (size_t)((uintptr_t)w->b[w->n - 1u].start - g_base);
     assert_true(c.max_heap >= top);
     assert_true(c.max_heap <= st.capacity);
-}
-
-static void fill(void *p, size_t n, unsigned seed)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        ((unsigned char *)p)[i] = (unsigned char)(seed + i * 31u);
-    }
-}
-
-static int intact(const void *p, size_t n, unsigned seed)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        if (((const unsigned char *)p)[i] != (unsigned char)(seed + i * 31u)) {
-            return 0;
-        }
-    }
-    return 1;
 }
 
 static void free_all(hk_seqfit_t *s, void **ptrs, size_t n)
@@ -252,23 +162,24 @@ static void expect_empty(hk_seqfit_t *s)
 {
     hk_stats_t st = stats(s);
     expect_consistent(s);
-    assert_int_equal(st.free_blocks, 1);
-    assert_int_equal(st.used_blocks, 0);
-    assert_int_equal(st.free_bytes, st.capacity);
-    assert_int_equal(st.largest_free, st.capacity);
-    assert_int_equal(st.used_requested, 0);
-    assert_int_equal(st.used_granted, 0);
+    assert_stats_empty(&st);
     assert_int_equal(st.error_count, 0);
     assert_int_equal(counters(s).free_blocks, 0);
 }
 
 /* ------------------------------------------------------------------ init */
 
+static hk_heap_t *init_first_fit(void *ctx, void *arena, size_t size, hk_status_t *st)
+{
+    hk_seqfit_t *s = hk_seqfit_init(arena, size, HK_SEQFIT_FIRST, st);
+    (void)ctx;
+    return s != NULL ? hk_seqfit_heap(s) : NULL;
+}
+
 static void test_init_rejects(void **state)
 {
     hk_status_t st = HK_OK;
-    size_t n;
-    size_t min_size = 0;
+    size_t min_size;
     hk_seqfit_t *s;
     (void)state;
 
@@ -290,17 +201,7 @@ static void test_init_rejects(void **state)
     assert_null(hk_seqfit_init(g_arena.bytes + 1, 3, HK_SEQFIT_FIRST, NULL));
 
     /* The smallest arena that works holds exactly one minimum block. */
-    for (n = 1; n <= 2048u && min_size == 0; n++) {
-        st = HK_OK;
-        s = hk_seqfit_init(g_arena.bytes, n, HK_SEQFIT_FIRST, &st);
-        if (s != NULL) {
-            assert_int_equal(st, HK_OK);
-            min_size = n;
-        } else {
-            assert_int_equal(st, HK_ETOOSMALL);
-        }
-    }
-    assert_true(min_size > 0 && min_size < 2048u);
+    min_size = smallest_arena(init_first_fit, NULL, g_arena.bytes, 2048u);
     s = make_at(g_arena.bytes, min_size, HK_SEQFIT_FIRST);
     assert_int_equal(stats(s).capacity, MIN_BLOCK);
     assert_non_null(hk_seqfit_malloc(s, MIN_BLOCK - HDR));
@@ -360,7 +261,7 @@ static void test_init_misaligned(void **state)
         for (i = 0; i < 8; i++) {
             p[i] = must_malloc(s, 1 + i * 37u);
             assert_int_equal((uintptr_t)p[i] % HK_ALIGN, 0);
-            fill(p[i], 1 + i * 37u, (unsigned)i);
+            fill_pattern(p[i], 1 + i * 37u, (unsigned)i);
         }
         w = walk(s);
         assert_true((uintptr_t)w->b[0].start > (uintptr_t)s);
@@ -369,7 +270,7 @@ static void test_init_misaligned(void **state)
         assert_true(stats(s).capacity + 512u > 8192u);
         expect_consistent(s);
         for (i = 0; i < 8; i++) {
-            assert_true(intact(p[i], 1 + i * 37u, (unsigned)i));
+            assert_pattern(p[i], 1 + i * 37u, (unsigned)i);
         }
         free_all(s, p, 8);
         expect_empty(s);
@@ -487,43 +388,41 @@ static void test_placement_falls_to_top(void **state)
     expect_consistent(s);
 }
 
+/*
+ * Next fit on make_holes' layout: a malloc of `request` lands at `placed`
+ * (the rover stays behind it), then the block at `freed` is freed, merging
+ * `coalesces` times in all and leaving `listed` blocks on the free list.
+ */
+static hk_seqfit_t *rover_then_free(size_t request, size_t placed, size_t freed, size_t coalesces, size_t listed)
+{
+    hk_seqfit_t *s = make(HK_SEQFIT_NEXT);
+    make_holes(s);
+    assert_int_equal(off(must_malloc(s, request)), placed);
+    hk_seqfit_free(s, at(freed));
+    assert_int_equal(counters(s).coalesces, coalesces);
+    assert_int_equal(counters(s).free_blocks, listed);
+    assert_int_equal(hk_seqfit_check(s), 0);
+    return s;
+}
+
 static void test_next_fit_rover(void **state)
 {
     hk_seqfit_t *s;
-    void *p;
     (void)state;
 
-    /* Rover on B's rest (144); freeing the block in front of it merges it away. */
-    s = make(HK_SEQFIT_NEXT);
-    make_holes(s);
-    p = must_malloc(s, 88);
-    assert_int_equal(off(p), 48);
-    hk_seqfit_free(s, p);
-    assert_int_equal(counters(s).coalesces, 1);
-    assert_int_equal(hk_seqfit_check(s), 0);
+    /* Rover on B's rest (144); freeing the block in front of it merges it away (B @48, D, F listed). */
+    s = rover_then_free(88, 48, 48, 1, 3);
     /* The search resumes at the next listed block, D, not at B (first fit's pick). */
     assert_int_equal(off(must_malloc(s, 88)), 288);
     expect_consistent(s);
 
-    /* Rover on B's rest (144); freeing C behind it merges B', C and D into one block. */
-    s = make(HK_SEQFIT_NEXT);
-    make_holes(s);
-    assert_int_equal(off(must_malloc(s, 88)), 48);
-    hk_seqfit_free(s, at(240));
-    assert_int_equal(counters(s).coalesces, 2);
-    assert_int_equal(counters(s).free_blocks, 2); /* B'C D @144 (240 bytes), F @432 */
-    assert_int_equal(hk_seqfit_check(s), 0);
+    /* Rover on B's rest (144); freeing C behind it merges B', C and D into one block: B'C D @144 (240 bytes), F @432. */
+    s = rover_then_free(88, 48, 240, 2, 2);
     assert_int_equal(off(must_malloc(s, 40)), 432);
     expect_consistent(s);
 
     /* Rover on F's rest (640), which merges into the top when G is freed. */
-    s = make(HK_SEQFIT_NEXT);
-    make_holes(s);
-    assert_int_equal(off(must_malloc(s, 200)), 432);
-    hk_seqfit_free(s, at(688));
-    assert_int_equal(counters(s).coalesces, 2);
-    assert_int_equal(counters(s).free_blocks, 2);
-    assert_int_equal(hk_seqfit_check(s), 0);
+    s = rover_then_free(200, 432, 688, 2, 2);
     assert_int_equal(off(must_malloc(s, 40)), 48); /* starts over at the head */
     assert_int_equal(off(must_malloc(s, 40)), 96); /* and continues from there */
     expect_consistent(s);
@@ -589,6 +488,17 @@ static void test_top(void **state)
     expect_empty(s);
 }
 
+/* A request served from the hole at `hole`: same address, this usable size, splits and reuses so far. */
+static void *reuse_hole(hk_seqfit_t *s, void *hole, size_t request, size_t usable, size_t splits, size_t reuses)
+{
+    void *p = must_malloc(s, request);
+    assert_ptr_equal(p, hole);
+    assert_int_equal(hk_seqfit_usable_size(s, p), usable);
+    assert_int_equal(counters(s).splits, splits);
+    assert_int_equal(counters(s).reuses, reuses);
+    return p;
+}
+
 static void test_split_threshold(void **state)
 {
     hk_seqfit_t *s = make(policy_of(state));
@@ -600,11 +510,7 @@ static void test_split_threshold(void **state)
     hk_seqfit_free(s, b);
 
     /* 192 - 176 = 16 < HK_TAG_MIN_BLOCK: the whole hole is handed out. */
-    p = must_malloc(s, 168);
-    assert_ptr_equal(p, b);
-    assert_int_equal(hk_seqfit_usable_size(s, p), 184);
-    assert_int_equal(counters(s).splits, 0);
-    assert_int_equal(counters(s).reuses, 1);
+    p = reuse_hole(s, b, 168, 184, 0, 1);
     assert_int_equal(stats(s).used_requested, 40 + 168 + 40);
     assert_int_equal(stats(s).used_granted, 40 + 184 + 40);
     assert_int_equal(counters(s).free_blocks, 0);
@@ -612,11 +518,7 @@ static void test_split_threshold(void **state)
     hk_seqfit_free(s, p);
 
     /* 192 - 160 = 32 = HK_TAG_MIN_BLOCK: split, the rest stays listed. */
-    p = must_malloc(s, 152);
-    assert_ptr_equal(p, b);
-    assert_int_equal(hk_seqfit_usable_size(s, p), 152);
-    assert_int_equal(counters(s).splits, 1);
-    assert_int_equal(counters(s).reuses, 2);
+    p = reuse_hole(s, b, 152, 152, 1, 2);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, TOP, 0}};
         expect_layout(s, layout, 5);
@@ -834,14 +736,8 @@ static void test_heap4_first_fit_by_hand(void **state)
 }
 
 /* A reference heap: blocks by address, placement by the policy's definition. */
-typedef struct mblock {
-    size_t off;
-    size_t size;
-    int used;
-} mblock_t;
-
 typedef struct model {
-    mblock_t b[MAX_BLOCKS];
+    blk_t b[MAX_BLOCKS];
     size_t n;
     hk_seqfit_policy_t pol;
 } model_t;
@@ -864,7 +760,7 @@ static size_t model_malloc(model_t *m, size_t gross)
     size_t pick = SIZE_MAX;
     size_t listed = (m->n > 0 && !m->b[m->n - 1u].used) ? m->n - 1u : m->n; /* blocks below the top */
     for (i = 0; i < listed; i++) {
-        const mblock_t *b = &m->b[i];
+        const blk_t *b = &m->b[i];
         if (b->used) {
             continue;
         }
@@ -889,7 +785,7 @@ static size_t model_malloc(model_t *m, size_t gross)
         return SIZE_MAX;
     }
     if (m->b[pick].size - gross >= MIN_BLOCK) {
-        memmove(&m->b[pick + 2u], &m->b[pick + 1u], (m->n - pick - 1u) * sizeof(mblock_t));
+        memmove(&m->b[pick + 2u], &m->b[pick + 1u], (m->n - pick - 1u) * sizeof(blk_t));
         m->n++;
         m->b[pick + 1u].off = m->b[pick].off + gross;
         m->b[pick + 1u].size = m->b[pick].size - gross;
@@ -909,39 +805,18 @@ static void model_free(model_t *m, size_t block_off)
     m->b[i].used = 0;
     if (i + 1u < m->n && !m->b[i + 1u].used) {
         m->b[i].size += m->b[i + 1u].size;
-        memmove(&m->b[i + 1u], &m->b[i + 2u], (m->n - i - 2u) * sizeof(mblock_t));
+        memmove(&m->b[i + 1u], &m->b[i + 2u], (m->n - i - 2u) * sizeof(blk_t));
         m->n--;
     }
     if (i > 0 && !m->b[i - 1u].used) {
         m->b[i - 1u].size += m->b[i].size;
-        memmove(&m->b[i], &m->b[i + 1u], (m->n - i - 1u) * sizeof(mblock_t));
+        memmove(&m->b[i], &m->b[i + 1u], (m->n - i - 1u) * sizeof(blk_t));
         m->n--;
     }
 }
 
-static void expect_model(hk_seqfit_t *s, const model_t *m)
-{
-    const walk_log_t *w = walk(s);
-    size_t i;
-    assert_int_equal(w->n, m->n);
-    for (i = 0; i < m->n; i++) {
-        assert_int_equal((uintptr_t)w->b[i].start - g_base, m->b[i].off);
-        assert_int_equal(w->b[i].size, m->b[i].size);
-        assert_int_equal(w->b[i].used, m->b[i].used);
-    }
-}
-
-static uint64_t g_rng;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static size_t below(size_t n) { return (size_t)(rnd() % n); }
+/* The model's blocks all have a size, so none stands for "up to the end of the span". */
+static void expect_model(hk_seqfit_t *s, const model_t *m) { expect_layout(s, m->b, m->n); }
 
 /* Random malloc/free against the reference model: same address for every block, same layout. */
 static void test_model_placement(void **state)
@@ -953,11 +828,11 @@ static void test_model_placement(void **state)
     size_t op;
     size_t fails = 0;
 
-    g_rng = 0x5EED0000u + (uint64_t)pol;
+    rng_seed(0x5EED0000u + (uint64_t)pol);
     model_init(&g_model, pol, stats(s).capacity);
     for (op = 0; op < 6000; op++) {
-        if (nlive < 96 && (nlive == 0 || below(100) < 55)) {
-            size_t n = below(10) == 0 ? 512 + below(2048) : below(300);
+        if (nlive < 96 && (nlive == 0 || rng_below(100) < 55)) {
+            size_t n = rng_below(10) == 0 ? 512 + rng_below(2048) : rng_below(300);
             void *p = hk_seqfit_malloc(s, n);
             size_t expect = model_malloc(&g_model, gross_of(n));
             if (expect == SIZE_MAX) {
@@ -969,7 +844,7 @@ static void test_model_placement(void **state)
                 live[nlive++] = p;
             }
         } else {
-            size_t k = below(nlive);
+            size_t k = rng_below(nlive);
             model_free(&g_model, off(live[k]));
             hk_seqfit_free(s, live[k]);
             live[k] = live[--nlive];
@@ -992,36 +867,36 @@ static void test_next_fit_stress(void **state)
     size_t op;
     (void)state;
 
-    g_rng = 0xFEEDu;
+    rng_seed(0xFEEDu);
     for (op = 0; op < 20000; op++) {
-        size_t x = below(100);
+        size_t x = rng_below(100);
         if (nlive < 96 && (nlive == 0 || x < 50)) {
-            size_t n = below(8) == 0 ? 300 + below(1500) : below(200);
+            size_t n = rng_below(8) == 0 ? 300 + rng_below(1500) : rng_below(200);
             void *p = hk_seqfit_malloc(s, n);
             if (p != NULL) {
-                fill(p, n, (unsigned)n);
+                fill_pattern(p, n, (unsigned)n);
                 len[nlive] = n;
                 live[nlive++] = p;
             }
         } else if (x < 60) {
-            size_t k = below(nlive);
-            size_t n = below(600);
+            size_t k = rng_below(nlive);
+            size_t n = rng_below(600);
             void *p;
-            assert_true(intact(live[k], len[k], (unsigned)len[k]));
+            assert_pattern(live[k], len[k], (unsigned)len[k]);
             p = hk_seqfit_realloc(s, live[k], n);
             if (n == 0) {
                 assert_null(p);
                 live[k] = live[--nlive];
                 len[k] = len[nlive];
             } else if (p != NULL) {
-                assert_true(intact(p, len[k] < n ? len[k] : n, (unsigned)len[k]));
-                fill(p, n, (unsigned)n);
+                assert_pattern(p, len[k] < n ? len[k] : n, (unsigned)len[k]);
+                fill_pattern(p, n, (unsigned)n);
                 live[k] = p;
                 len[k] = n;
             }
         } else {
-            size_t k = below(nlive);
-            assert_true(intact(live[k], len[k], (unsigned)len[k]));
+            size_t k = rng_below(nlive);
+            assert_pattern(live[k], len[k], (unsigned)len[k]);
             hk_seqfit_free(s, live[k]);
             live[k] = live[--nlive];
             len[k] = len[nlive];
@@ -1047,10 +922,10 @@ static void test_realloc_paths(void **state)
     (void)state;
 
     /* Shrink with a split: the 96-byte rest is freed (C stops it merging). */
-    fill(p, 184, 1);
+    fill_pattern(p, 184, 1);
     assert_ptr_equal(hk_seqfit_realloc(s, p, 88), p);
     assert_int_equal(hk_seqfit_usable_size(s, p), 88);
-    assert_true(intact(p, 88, 1));
+    assert_pattern(p, 88, 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 96, 1}, {144, 96, 0}, {240, 48, 1}, {288, TOP, 0}};
         expect_layout(s, layout, 5);
@@ -1067,12 +942,12 @@ static void test_realloc_paths(void **state)
     assert_int_equal(hk_seqfit_usable_size(s, p), 88);
     assert_int_equal(stats(s).used_requested, 40 + 72 + 40);
     assert_int_equal(stats(s).split_count, 1);
-    assert_true(intact(p, 72, 1));
+    assert_pattern(p, 72, 1);
 
     /* Grow into the free neighbour, splitting off its unneeded 32 bytes. */
     assert_ptr_equal(hk_seqfit_realloc(s, p, 152), p);
     assert_int_equal(hk_seqfit_usable_size(s, p), 152);
-    assert_true(intact(p, 72, 1));
+    assert_pattern(p, 72, 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, TOP, 0}};
         expect_layout(s, layout, 5);
@@ -1083,18 +958,18 @@ static void test_realloc_paths(void **state)
     /* Grow into the free neighbour exactly. */
     assert_ptr_equal(hk_seqfit_realloc(s, p, 184), p);
     assert_int_equal(hk_seqfit_usable_size(s, p), 184);
-    assert_true(intact(p, 72, 1));
+    assert_pattern(p, 72, 1);
     assert_int_equal(stats(s).coalesce_count, 2);
     assert_int_equal(stats(s).free_blocks, 1);
     expect_consistent(s);
 
     /* Blocked by C: move to the top, content kept, the old block freed. */
-    fill(p, 184, 2);
+    fill_pattern(p, 184, 2);
     st = stats(s);
     q = hk_seqfit_realloc(s, p, 392);
     assert_non_null(q);
     assert_int_equal(off(q), 288);
-    assert_true(intact(q, 184, 2));
+    assert_pattern(q, 184, 2);
     assert_int_equal(stats(s).alloc_count, st.alloc_count + 1);
     assert_int_equal(stats(s).free_count, st.free_count + 1);
     assert_int_equal(stats(s).realloc_count, st.realloc_count + 1);
@@ -1108,7 +983,7 @@ static void test_realloc_paths(void **state)
     /* Grow into the top: same address, the top rises. */
     assert_ptr_equal(hk_seqfit_realloc(s, q, 1000), q);
     assert_int_equal(hk_seqfit_usable_size(s, q), 1000);
-    assert_true(intact(q, 184, 2));
+    assert_pattern(q, 184, 2);
     assert_int_equal(counters(s).max_heap, 288 + 1008);
     assert_int_equal(stats(s).coalesce_count, 3);
     assert_int_equal(stats(s).split_count, 3);
@@ -1138,13 +1013,13 @@ static void test_realloc_paths(void **state)
     assert_int_equal(stats(s).free_bytes, st.free_bytes);
     assert_int_equal(stats(s).used_requested, st.used_requested);
     assert_int_equal(hk_seqfit_usable_size(s, q), 1000);
-    assert_true(intact(q, 184, 2));
+    assert_pattern(q, 184, 2);
 
     /* A free neighbour too small to grow into: A moves to the top and merges with it. */
-    fill(a, 40, 3);
+    fill_pattern(a, 40, 3);
     r = hk_seqfit_realloc(s, a, 392);
     assert_int_equal(off(r), 1296);
-    assert_true(intact(r, 40, 3));
+    assert_pattern(r, 40, 3);
     {
         static const blk_t layout[5] = {{0, 240, 0}, {240, 48, 1}, {288, 1008, 1}, {1296, 400, 1}, {1696, TOP, 0}};
         expect_layout(s, layout, 5);
@@ -1157,7 +1032,7 @@ static void test_realloc_paths(void **state)
     assert_ptr_equal(hk_seqfit_realloc(s, r, 408), r);
     assert_int_equal(hk_seqfit_usable_size(s, r), 408);
     assert_int_equal(counters(s).max_heap, 1712);
-    assert_true(intact(r, 40, 3));
+    assert_pattern(r, 40, 3);
     expect_consistent(s);
     hk_seqfit_free(s, c);
     hk_seqfit_free(s, q);
@@ -1170,12 +1045,7 @@ static void test_realloc_paths(void **state)
 /* Where aligned_alloc must put a payload cut from the free block at block_off. */
 static uintptr_t expected_aligned(size_t block_off, size_t alignment)
 {
-    uintptr_t payload = g_base + block_off + HDR;
-    uintptr_t aligned = align_up(payload, alignment);
-    if (aligned != payload && aligned - payload < MIN_BLOCK) {
-        aligned = align_up(payload + MIN_BLOCK, alignment);
-    }
-    return aligned;
+    return aligned_payload(g_base + block_off + HDR, alignment, MIN_BLOCK);
 }
 
 static void test_aligned_from_top(void **state)
@@ -1190,6 +1060,8 @@ static void test_aligned_from_top(void **state)
         size_t gap = (size_t)(expect - (g_base + 48 + HDR));
         hk_stats_t st = stats(s);
         hk_seqfit_counters_t c = counters(s);
+        blk_t layout[4];
+        size_t n;
 
         assert_ptr_equal(p, (void *)expect);
         assert_int_equal((uintptr_t)p % alignment, 0);
@@ -1197,25 +1069,20 @@ static void test_aligned_from_top(void **state)
         assert_int_equal(st.used_requested, 40 + 100);
         assert_int_equal(c.grows, 2);
         assert_int_equal(c.max_heap, 48 + gap + gross_of(100));
+        n = push_block(layout, 0, 0, 48, 1); /* x */
+        expect_layout(s, layout, push_aligned_cut(layout, n, 48, gap, gross_of(100), TOP));
         if (gap != 0) {
-            blk_t layout[4] = {{0, 48, 1}, {48, 0, 0}, {0, 0, 1}, {0, TOP, 0}};
-            layout[1].size = gap;
-            layout[2].off = 48 + gap;
-            layout[2].size = gross_of(100);
-            layout[3].off = 48 + gap + gross_of(100);
-            expect_layout(s, layout, 4);
             assert_true(gap >= MIN_BLOCK);
             assert_int_equal(st.split_count, 1);
             assert_int_equal(c.free_blocks, 1);
         } else {
-            static const blk_t layout[3] = {{0, 48, 1}, {48, 112, 1}, {160, TOP, 0}};
-            expect_layout(s, layout, 3);
+            assert_int_equal(gross_of(100), 112); /* x, then 112 bytes at 48, the rest free from 160 */
             assert_int_equal(st.split_count, 0);
         }
         expect_consistent(s);
-        fill(p, 100, 7);
+        fill_pattern(p, 100, 7);
         hk_seqfit_free(s, x);
-        assert_true(intact(p, 100, 7));
+        assert_pattern(p, 100, 7);
         hk_seqfit_free(s, p);
         expect_empty(s);
     }
@@ -1242,14 +1109,10 @@ static void test_aligned_from_list(void **state)
             p = hk_seqfit_aligned_alloc(s, alignment, 100);
             assert_ptr_equal(p, (void *)expect);
             assert_int_equal((uintptr_t)p % alignment, 0);
-            n = push(layout, n, 0, 48, 1);
-            if (gap != 0) {
-                n = push(layout, n, 48, gap, 0);
-            }
-            n = push(layout, n, 48 + gap, gross_of(100), 1);
-            n = push(layout, n, 48 + gap + gross_of(100), 8192 - gap - gross_of(100), 0);
-            n = push(layout, n, 8240, 48, 1);
-            n = push(layout, n, 8288, TOP, 0);
+            n = push_block(layout, n, 0, 48, 1);
+            n = push_aligned_cut(layout, n, 48, gap, gross_of(100), 8192 - gap - gross_of(100));
+            n = push_block(layout, n, 8240, 48, 1);
+            n = push_block(layout, n, 8288, TOP, 0);
             expect_layout(s, layout, n);
             assert_int_equal(counters(s).reuses, 1);
             assert_int_equal(counters(s).grows, 3);
@@ -1295,158 +1158,44 @@ static void test_aligned_edges(void **state)
 
 /* ------------------------------------------------------------ statistics */
 
-typedef struct expect_stats {
-    size_t requested;
-    size_t min_free;
-    size_t peak;
-    size_t allocs;
-    size_t frees;
-    size_t reallocs;
-    size_t fails;
-} want_stats_t;
-
-/* Walk totals: free bytes and usable bytes of used blocks. */
-static void walk_totals(hk_seqfit_t *s, size_t *free_bytes, size_t *granted)
-{
-    const walk_log_t *w = walk(s);
-    size_t i;
-    *free_bytes = 0;
-    *granted = 0;
-    for (i = 0; i < w->n; i++) {
-        if (w->b[i].used) {
-            *granted += w->b[i].usable;
-        } else {
-            *free_bytes += w->b[i].size;
-        }
-    }
-}
-
-static void note_level(want_stats_t *e, size_t free_bytes, size_t granted)
-{
-    e->min_free = free_bytes < e->min_free ? free_bytes : e->min_free;
-    e->peak = granted > e->peak ? granted : e->peak;
-}
+static stats_workload_t g_workload;
 
 static void test_stats_counters(void **state)
 {
     hk_seqfit_t *s = make_at(g_arena.bytes, 32768, policy_of(state));
     hk_heap_t *h = hk_seqfit_heap(s);
-    want_stats_t e;
-    void *live[64];
-    size_t len[64];
-    size_t nlive = 0;
+    stats_workload_t *w = &g_workload;
     size_t op;
-    size_t free_bytes;
-    size_t granted;
 
-    memset(&e, 0, sizeof(e));
-    e.min_free = stats(s).capacity;
-    g_rng = 0xC0FFEEu + (uint64_t)policy_of(state);
+    stats_workload_start(w, h, HDR, 0xC0FFEEu + (uint64_t)policy_of(state));
     for (op = 0; op < 4000; op++) {
-        size_t x = below(100);
-        size_t n = below(6) == 0 ? 1000 + below(6000) : below(400);
-        size_t free_before;
-        size_t granted_before;
-        hk_stats_t st;
-        walk_totals(s, &free_before, &granted_before);
-        if (nlive < 64 && (nlive == 0 || x < 45)) {
-            void *p = (x % 5 == 0) ? hk_aligned_alloc(h, (size_t)32 << below(6), n) : hk_malloc(h, n);
-            if (p == NULL) {
-                e.fails++;
-            } else {
-                e.allocs++;
-                e.requested += n;
-                len[nlive] = n;
-                live[nlive++] = p;
-            }
-        } else if (x < 65) {
-            size_t k = below(nlive);
-            void *p = hk_realloc(h, live[k], n);
-            if (n == 0) {
-                assert_null(p);
-                e.frees++;
-                e.requested -= len[k];
-                live[k] = live[--nlive];
-                len[k] = len[nlive];
-            } else if (p == NULL) {
-                e.fails++;
-            } else {
-                e.reallocs++;
-                e.requested += n - len[k];
-                if (p != live[k]) {
-                    /* Moved: the new block was live next to the old one for a moment. */
-                    e.allocs++;
-                    e.frees++;
-                    note_level(&e, free_before - (hk_usable_size(h, p) + HDR), granted_before + hk_usable_size(h, p));
-                }
-                live[k] = p;
-                len[k] = n;
-            }
-        } else {
-            size_t k = below(nlive);
-            hk_free(h, live[k]);
-            e.frees++;
-            e.requested -= len[k];
-            live[k] = live[--nlive];
-            len[k] = len[nlive];
-        }
-        walk_totals(s, &free_bytes, &granted);
-        note_level(&e, free_bytes, granted);
-        hk_get_stats(h, &st);
-        assert_int_equal(st.used_requested, e.requested);
-        assert_int_equal(st.used_granted, granted);
-        assert_int_equal(st.free_bytes, free_bytes);
-        assert_int_equal(st.min_ever_free, e.min_free);
-        assert_int_equal(st.peak_used, e.peak);
-        assert_int_equal(st.used_blocks, nlive);
-        assert_int_equal(st.alloc_count, e.allocs);
-        assert_int_equal(st.free_count, e.frees);
-        assert_int_equal(st.realloc_count, e.reallocs);
-        assert_int_equal(st.fail_count, e.fails);
-        assert_int_equal(st.capacity, free_bytes + granted + HDR * nlive);
+        hk_stats_t st = stats_workload_step(w);
+        assert_int_equal(st.capacity, st.free_bytes + st.used_granted + HDR * w->nlive);
         assert_int_equal(hk_check(h), 0);
     }
     expect_consistent(s);
-    free_all(s, live, nlive);
+    stats_workload_finish(w);
     expect_empty(s);
-    assert_int_equal(stats(s).min_ever_free, e.min_free);
-    assert_int_equal(stats(s).peak_used, e.peak);
 }
 
 static void test_huge_requests(void **state)
 {
     hk_seqfit_t *s = make(policy_of(state));
-    hk_stats_t before = stats(s);
-    hk_stats_t after;
-    size_t k;
-    size_t fails = 0;
+    hk_stats_t st = stats(s);
+    size_t capacity = st.capacity;
     void *p;
 
-    for (k = 0; k <= 64; k++) {
-        assert_null(hk_seqfit_malloc(s, SIZE_MAX - k));
-        assert_null(hk_seqfit_malloc(s, (size_t)HK_TAG_MAX_SPAN - k));
-        fails += 2;
-    }
-    assert_null(hk_seqfit_malloc(s, SIZE_MAX / 2 + 1));
-    assert_null(hk_seqfit_malloc(s, before.capacity - HDR + 1));
-    assert_null(hk_calloc(hk_seqfit_heap(s), SIZE_MAX / 2 + 1, 3));
-    fails += 3;
-    after = stats(s);
-    assert_int_equal(after.fail_count, fails);
-    after.fail_count = before.fail_count;
-    assert_memory_equal(&after, &before, sizeof(before));
+    refuse_hopeless_requests(hk_seqfit_heap(s), HK_TAG_MAX_SPAN, HDR);
     assert_int_equal(counters(s).grows + counters(s).reuses + counters(s).requested, 0);
 
     /* The whole span in one block: the top is used up. */
-    p = must_malloc(s, before.capacity - HDR);
+    p = must_malloc(s, capacity - HDR);
     assert_int_equal(off(p), 0);
-    assert_int_equal(hk_seqfit_usable_size(s, p), before.capacity - HDR);
-    assert_int_equal(stats(s).free_blocks, 0);
-    assert_int_equal(stats(s).free_bytes, 0);
-    assert_int_equal(stats(s).min_ever_free, 0);
-    assert_int_equal(stats(s).largest_free, 0);
-    assert_int_equal(stats(s).smallest_free, 0);
-    assert_int_equal(counters(s).max_heap, before.capacity);
+    assert_int_equal(hk_seqfit_usable_size(s, p), capacity - HDR);
+    st = stats(s);
+    assert_stats_full(&st);
+    assert_int_equal(st.min_ever_free, 0);
+    assert_int_equal(counters(s).max_heap, capacity);
     assert_int_equal(counters(s).grows, 1);
     assert_int_equal(counters(s).splits, 0);
     assert_null(hk_seqfit_malloc(s, 0));
@@ -1457,33 +1206,16 @@ static void test_huge_requests(void **state)
 
 /* ----------------------------------------------------------------- misuse */
 
-typedef struct misuse_log {
-    hk_error_t last;
-    const void *ptr;
-    unsigned count;
-} misuse_log_t;
-
-static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
-{
-    misuse_log_t *log = (misuse_log_t *)ctx;
-    (void)heap;
-    log->last = error;
-    log->ptr = ptr;
-    log->count++;
-}
-
 static void test_misuse(void **state)
 {
     hk_seqfit_t *s = make(policy_of(state));
-    misuse_log_t log = {(hk_error_t)0, NULL, 0};
-    hk_hooks_t hooks = {NULL, NULL, on_error, NULL};
+    error_log_t log;
     hk_stats_t before;
     void *a;
     void *b;
     int local = 0;
 
-    hooks.ctx = &log;
-    hk_set_hooks(hk_seqfit_heap(s), &hooks);
+    record_errors(hk_seqfit_heap(s), &log);
     a = must_malloc(s, 100);
     b = must_malloc(s, 100);
     must_malloc(s, 100);
@@ -1498,7 +1230,7 @@ static void test_misuse(void **state)
     hk_seqfit_free(s, &local);
     assert_int_equal(log.last, HK_ERR_FOREIGN_PTR);
     /* b's own bytes in front of the interior pointer must not look like a tag (stale ones would: double free). */
-    fill(b, 100, 0x55);
+    fill_pattern(b, 100, 0x55);
     hk_seqfit_free(s, (unsigned char *)b + HK_ALIGN);
     assert_int_equal(log.last, HK_ERR_INTERIOR_PTR);
     hk_seqfit_free(s, (unsigned char *)b + 1);

@@ -25,24 +25,13 @@
 
 #include "heapkit/tlsf.h"
 #include "tagged.h"
+#include "testkit.h"
 
 #define ARENA_SIZE (128u * 1024u)
-#define MAX_BLOCKS 8192u
 #define HDR HK_TAG_HDR
 #define MIN_BLOCK HK_TAG_MIN_BLOCK
 
-static union {
-    unsigned char bytes[ARENA_SIZE + 64u];
-    long double ld;
-    void *p;
-    uint64_t u;
-} g_arena;
-
-typedef struct walk_log {
-    hk_block_info_t b[MAX_BLOCKS];
-    size_t n;
-} walk_log_t;
-
+static TEST_ARENA(ARENA_SIZE) g_arena;
 static walk_log_t g_walk;
 static uintptr_t g_base; /* start of the first block of the heap under test */
 
@@ -50,13 +39,7 @@ static unsigned k_sl[6] = {0, 1, 2, 3, 4, 5};
 
 static unsigned sl_of(void **state) { return *(const unsigned *)*state; }
 
-static size_t gross_of(size_t request)
-{
-    size_t g = (request + HDR + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u);
-    return g < MIN_BLOCK ? MIN_BLOCK : g;
-}
-
-static uintptr_t align_up(uintptr_t x, uintptr_t a) { return (x + a - 1u) & ~(a - 1u); }
+static size_t gross_of(size_t request) { return gross_size(request, HDR, MIN_BLOCK); }
 
 static unsigned log2_floor(size_t x)
 {
@@ -83,20 +66,10 @@ static size_t list_round(size_t size, unsigned sl)
     return (size + w - 1u) & ~(w - 1u);
 }
 
-static void collect(void *ctx, const hk_block_info_t *info)
-{
-    walk_log_t *w = (walk_log_t *)ctx;
-    if (w->n < MAX_BLOCKS) {
-        w->b[w->n] = *info;
-    }
-    w->n++;
-}
-
 static const walk_log_t *walk(hk_tlsf_t *t)
 {
-    g_walk.n = 0;
-    hk_tlsf_walk(t, collect, &g_walk);
-    assert_true(g_walk.n >= 1 && g_walk.n <= MAX_BLOCKS);
+    hk_tlsf_walk(t, collect_walk, walk_reset(&g_walk));
+    assert_true(g_walk.n >= 1);
     return &g_walk;
 }
 
@@ -133,25 +106,12 @@ static void *must_malloc(hk_tlsf_t *t, size_t n)
     return p;
 }
 
-typedef struct blk {
-    size_t off;
-    size_t size;
-    int used;
-} blk_t;
-
-#define REST 0u /* expected size: up to the end of the span */
+#define REST 0u /* expected size (blk_t, testkit.h): up to the end of the span */
 
 static void expect_layout(hk_tlsf_t *t, const blk_t *exp, size_t n)
 {
     size_t capacity = stats(t).capacity;
-    const walk_log_t *w = walk(t);
-    size_t i;
-    assert_int_equal(w->n, n);
-    for (i = 0; i < n; i++) {
-        assert_int_equal((uintptr_t)w->b[i].start - g_base, exp[i].off);
-        assert_int_equal(w->b[i].size, exp[i].size == REST ? capacity - exp[i].off : exp[i].size);
-        assert_int_equal(w->b[i].used, exp[i].used);
-    }
+    assert_layout(walk(t), g_base, capacity, exp, n);
 }
 
 /* Is the block starting at this offset free? */
@@ -173,17 +133,11 @@ static void expect_consistent(hk_tlsf_t *t)
     hk_stats_t st;
     const walk_log_t *w;
     size_t i;
-    size_t free_bytes = 0;
-    size_t used_gross = 0;
-    size_t granted = 0;
-    size_t used = 0;
-    size_t nfree = 0;
-    size_t largest = 0;
-    size_t smallest = 0;
 
     assert_int_equal(hk_tlsf_check(t), 0);
     st = stats(t);
     w = walk(t);
+    assert_stats_match_walk(&st, w);
     for (i = 0; i < w->n; i++) {
         const hk_block_info_t *b = &w->b[i];
         assert_int_equal((uintptr_t)b->payload % HK_ALIGN, 0);
@@ -192,28 +146,11 @@ static void expect_consistent(hk_tlsf_t *t)
             assert_int_equal((uintptr_t)w->b[i - 1u].start + w->b[i - 1u].size, (uintptr_t)b->start);
         }
         if (b->used) {
-            used++;
-            used_gross += b->size;
-            granted += b->usable;
             assert_int_equal(hk_tlsf_usable_size(t, b->payload), b->size - HDR);
         } else {
             assert_true(i == 0 || w->b[i - 1u].used); /* immediate coalescing */
-            nfree++;
-            free_bytes += b->size;
-            largest = b->size > largest ? b->size : largest;
-            smallest = (smallest == 0 || b->size < smallest) ? b->size : smallest;
         }
     }
-    assert_int_equal(st.capacity, free_bytes + used_gross);
-    assert_int_equal(st.free_bytes, free_bytes);
-    assert_int_equal(st.used_granted, granted);
-    assert_int_equal(st.used_blocks, used);
-    assert_int_equal(st.free_blocks, nfree);
-    assert_int_equal(st.largest_free, largest);
-    assert_int_equal(st.smallest_free, smallest);
-    assert_true(st.used_requested <= st.used_granted);
-    assert_true(st.min_ever_free <= st.free_bytes);
-    assert_true(st.peak_used >= st.used_granted);
 }
 
 static void expect_empty(hk_tlsf_t *t)
@@ -225,12 +162,8 @@ static void expect_empty(hk_tlsf_t *t)
     assert_int_equal(w->n, 1);
     assert_false(w->b[0].used);
     assert_int_equal(w->b[0].size, st.capacity);
-    assert_int_equal(st.free_blocks, 1);
-    assert_int_equal(st.used_blocks, 0);
-    assert_int_equal(st.free_bytes, st.capacity);
-    assert_int_equal(st.largest_free, st.capacity);
-    assert_int_equal(st.smallest_free, st.capacity);
-    assert_int_equal(st.used_requested + st.used_granted + st.error_count, 0);
+    assert_stats_empty(&st);
+    assert_int_equal(st.error_count, 0);
 }
 
 /* Allocate every free byte left, block by block; returns how many blocks that took. */
@@ -248,37 +181,6 @@ static size_t fill_rest(hk_tlsf_t *t, void **out, size_t max)
     assert_int_equal(stats(t).free_bytes, 0);
     return n;
 }
-
-static void fill(void *p, size_t n, unsigned seed)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        ((unsigned char *)p)[i] = (unsigned char)(seed + i * 31u);
-    }
-}
-
-static int intact(const void *p, size_t n, unsigned seed)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        if (((const unsigned char *)p)[i] != (unsigned char)(seed + i * 31u)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static uint64_t g_rng;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static size_t below(size_t n) { return (size_t)(rnd() % n); }
 
 /* ------------------------------------------------------------ init, config */
 
@@ -331,27 +233,22 @@ static void test_config(void **state)
     assert_null(hk_tlsf_init(g_arena.bytes + 3, 5, NULL, NULL));
 }
 
+/* init for smallest_arena(); ctx points to the sl_log2. */
+static hk_heap_t *init_with_sl(void *ctx, void *arena, size_t size, hk_status_t *st)
+{
+    hk_tlsf_config_t cfg;
+    hk_tlsf_t *t;
+    cfg.sl_log2 = *(const unsigned *)ctx;
+    t = hk_tlsf_init(arena, size, &cfg, st);
+    return t != NULL ? hk_tlsf_heap(t) : NULL;
+}
+
 static void test_min_arena(void **state)
 {
     unsigned sl = sl_of(state);
-    hk_tlsf_config_t cfg;
-    hk_status_t st;
-    size_t n;
-    size_t min_size = 0;
-    hk_tlsf_t *t;
+    size_t min_size = smallest_arena(init_with_sl, &sl, g_arena.bytes, 4096u);
+    hk_tlsf_t *t = make_at(g_arena.bytes, min_size, sl);
 
-    cfg.sl_log2 = sl;
-    for (n = 1; n <= 4096u && min_size == 0; n++) {
-        st = HK_OK;
-        if (hk_tlsf_init(g_arena.bytes, n, &cfg, &st) != NULL) {
-            assert_int_equal(st, HK_OK);
-            min_size = n;
-        } else {
-            assert_int_equal(st, HK_ETOOSMALL);
-        }
-    }
-    assert_true(min_size > 0 && min_size < 4096u);
-    t = make_at(g_arena.bytes, min_size, sl);
     assert_int_equal(stats(t).capacity, MIN_BLOCK);
     assert_non_null(hk_tlsf_malloc(t, MIN_BLOCK - HDR));
     assert_null(hk_tlsf_malloc(t, 0));
@@ -373,14 +270,14 @@ static void test_misaligned_arena(void **state)
         for (i = 0; i < 10; i++) {
             p[i] = must_malloc(t, 1 + i * 101u);
             assert_int_equal((uintptr_t)p[i] % HK_ALIGN, 0);
-            fill(p[i], 1 + i * 101u, (unsigned)i);
+            fill_pattern(p[i], 1 + i * 101u, (unsigned)i);
         }
         w = walk(t);
         assert_true((uintptr_t)w->b[0].start > (uintptr_t)t);
         assert_true((uintptr_t)w->b[w->n - 1u].start + w->b[w->n - 1u].size + HDR <= (uintptr_t)arena + 16384u);
         expect_consistent(t);
         for (i = 0; i < 10; i++) {
-            assert_true(intact(p[i], 1 + i * 101u, (unsigned)i));
+            assert_pattern(p[i], 1 + i * 101u, (unsigned)i);
             hk_tlsf_free(t, p[i]);
         }
         expect_empty(t);
@@ -538,15 +435,15 @@ static void test_immediate_coalescing(void **state)
     size_t nlive = 0;
     size_t op;
 
-    g_rng = 0xC0A1E5CEu + sl_of(state);
+    rng_seed(0xC0A1E5CEu + sl_of(state));
     for (op = 0; op < 5000; op++) {
-        if (nlive < 128 && (nlive == 0 || below(100) < 55)) {
-            void *p = hk_tlsf_malloc(t, below(5) == 0 ? below(3000) : below(120));
+        if (nlive < 128 && (nlive == 0 || rng_below(100) < 55)) {
+            void *p = hk_tlsf_malloc(t, rng_below(5) == 0 ? rng_below(3000) : rng_below(120));
             if (p != NULL) {
                 live[nlive++] = p;
             }
         } else {
-            size_t k = below(nlive);
+            size_t k = rng_below(nlive);
             const walk_log_t *w;
             size_t i;
             hk_tlsf_free(t, live[k]);
@@ -614,10 +511,10 @@ static void test_realloc_paths(void **state)
     void *r;
 
     /* Shrink with a split; C keeps the 96-byte rest apart from the free space. */
-    fill(p, 184, 1);
+    fill_pattern(p, 184, 1);
     assert_ptr_equal(hk_tlsf_realloc(t, p, 88), p);
     assert_int_equal(hk_tlsf_usable_size(t, p), 88);
-    assert_true(intact(p, 88, 1));
+    assert_pattern(p, 88, 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 96, 1}, {144, 96, 0}, {240, 48, 1}, {288, REST, 0}};
         expect_layout(t, layout, 5);
@@ -635,7 +532,7 @@ static void test_realloc_paths(void **state)
     st = stats(t);
     assert_ptr_equal(hk_tlsf_realloc(t, p, 152), p);
     assert_int_equal(hk_tlsf_usable_size(t, p), 152);
-    assert_true(intact(p, 72, 1));
+    assert_pattern(p, 72, 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, REST, 0}};
         expect_layout(t, layout, 5);
@@ -648,11 +545,11 @@ static void test_realloc_paths(void **state)
     expect_consistent(t);
 
     /* Blocked: moved, content kept, old block freed. */
-    fill(p, 184, 2);
+    fill_pattern(p, 184, 2);
     st = stats(t);
     q = hk_tlsf_realloc(t, p, 392);
     assert_int_equal(off(q), 288);
-    assert_true(intact(q, 184, 2));
+    assert_pattern(q, 184, 2);
     assert_int_equal(stats(t).alloc_count, st.alloc_count + 1);
     assert_int_equal(stats(t).free_count, st.free_count + 1);
     assert_int_equal(stats(t).realloc_count, st.realloc_count + 1);
@@ -664,7 +561,7 @@ static void test_realloc_paths(void **state)
     /* Grow into the big free block behind it. */
     assert_ptr_equal(hk_tlsf_realloc(t, q, 1000), q);
     assert_int_equal(hk_tlsf_usable_size(t, q), 1000);
-    assert_true(intact(q, 184, 2));
+    assert_pattern(q, 184, 2);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 1008, 1}, {1296, REST, 0}};
         expect_layout(t, layout, 5);
@@ -699,14 +596,14 @@ static void test_realloc_paths(void **state)
     assert_int_equal(stats(t).fail_count, st.fail_count + 3);
     assert_int_equal(stats(t).free_bytes, st.free_bytes);
     assert_int_equal(hk_tlsf_usable_size(t, q), 392);
-    assert_true(intact(q, 184, 2));
+    assert_pattern(q, 184, 2);
 
     /* A free neighbour too small to grow into: move. */
-    fill(a, 40, 3);
+    fill_pattern(a, 40, 3);
     r = hk_tlsf_realloc(t, a, 392);
     assert_non_null(r);
     assert_true(r != a);
-    assert_true(intact(r, 40, 3));
+    assert_pattern(r, 40, 3);
     assert_true(free_at(t, 0));
     expect_consistent(t);
     hk_tlsf_free(t, c);
@@ -725,40 +622,33 @@ static void test_aligned(void **state)
         hk_tlsf_t *t = make(sl);
         void *x = must_malloc(t, 40); /* free space from 48 */
         uintptr_t payload = g_base + 48 + HDR;
-        uintptr_t expect = align_up(payload, alignment);
-        size_t gap;
+        uintptr_t expect = aligned_payload(payload, alignment, MIN_BLOCK);
+        size_t gap = (size_t)(expect - payload);
+        blk_t layout[4];
+        size_t n;
         void *p;
         hk_stats_t st;
 
-        if (expect != payload && expect - payload < MIN_BLOCK) {
-            expect = align_up(payload + MIN_BLOCK, alignment);
-        }
-        gap = (size_t)(expect - payload);
         p = hk_tlsf_aligned_alloc(t, alignment, 100);
         assert_ptr_equal(p, (void *)expect);
         assert_int_equal((uintptr_t)p % alignment, 0);
         assert_int_equal(hk_tlsf_usable_size(t, p), gross_of(100) - HDR);
         st = stats(t);
         assert_int_equal(st.used_requested, 40 + 100);
+        n = push_block(layout, 0, 0, 48, 1); /* x */
+        expect_layout(t, layout, push_aligned_cut(layout, n, 48, gap, gross_of(100), REST));
         if (gap != 0) {
-            blk_t layout[4] = {{0, 48, 1}, {48, 0, 0}, {0, 0, 1}, {0, REST, 0}};
-            layout[1].size = gap;
-            layout[2].off = 48 + gap;
-            layout[2].size = gross_of(100);
-            layout[3].off = 48 + gap + gross_of(100);
-            expect_layout(t, layout, 4);
             assert_true(gap >= MIN_BLOCK);
             assert_int_equal(st.free_blocks, 2);
             assert_int_equal(st.split_count, 3); /* x's cut, the gap, p's cut */
         } else {
-            static const blk_t layout[3] = {{0, 48, 1}, {48, 112, 1}, {160, REST, 0}};
-            expect_layout(t, layout, 3);
+            assert_int_equal(gross_of(100), 112); /* x, then 112 bytes at 48, the rest free from 160 */
             assert_int_equal(st.free_blocks, 1);
         }
         expect_consistent(t);
-        fill(p, 100, 9);
+        fill_pattern(p, 100, 9);
         hk_tlsf_free(t, x);
-        assert_true(intact(p, 100, 9));
+        assert_pattern(p, 100, 9);
         hk_tlsf_free(t, p);
         expect_empty(t);
     }
@@ -788,11 +678,11 @@ static void test_aligned_edges(void **state)
         p[i] = hk_aligned_alloc(h, alignment, i * 13u);
         assert_non_null(p[i]);
         assert_int_equal((uintptr_t)p[i] % alignment, 0);
-        fill(p[i], i * 13u, (unsigned)i);
+        fill_pattern(p[i], i * 13u, (unsigned)i);
         assert_int_equal(hk_tlsf_check(t), 0);
     }
     for (i = 1; i < 64; i += 2) {
-        assert_true(intact(p[i], i * 13u, (unsigned)i));
+        assert_pattern(p[i], i * 13u, (unsigned)i);
         hk_tlsf_free(t, p[i]);
     }
     expect_consistent(t);
@@ -834,33 +724,15 @@ static void test_malloc_zero_unique(void **state)
 static void test_huge_requests(void **state)
 {
     hk_tlsf_t *t = make(sl_of(state));
-    hk_stats_t before = stats(t);
-    hk_stats_t after;
-    size_t k;
-    size_t fails = 0;
+    hk_stats_t st = stats(t);
     void *p;
 
-    for (k = 0; k <= 64; k++) {
-        assert_null(hk_tlsf_malloc(t, SIZE_MAX - k));
-        assert_null(hk_tlsf_malloc(t, (size_t)HK_TAG_MAX_SPAN - k));
-        assert_null(hk_tlsf_aligned_alloc(t, 64, SIZE_MAX - k));
-        fails += 3;
-    }
-    assert_null(hk_tlsf_malloc(t, SIZE_MAX / 2 + 1));
-    assert_null(hk_tlsf_malloc(t, before.capacity - HDR + 1));
-    assert_null(hk_calloc(hk_tlsf_heap(t), 3, SIZE_MAX / 2));
-    fails += 3;
-    after = stats(t);
-    assert_int_equal(after.fail_count, fails);
-    after.fail_count = before.fail_count;
-    assert_memory_equal(&after, &before, sizeof(before));
-
-    p = must_malloc(t, before.capacity - HDR);
+    refuse_hopeless_requests(hk_tlsf_heap(t), HK_TAG_MAX_SPAN, HDR);
+    p = must_malloc(t, st.capacity - HDR);
     assert_int_equal(off(p), 0);
-    assert_int_equal(stats(t).free_blocks, 0);
-    assert_int_equal(stats(t).largest_free, 0);
-    assert_int_equal(stats(t).smallest_free, 0);
-    assert_int_equal(stats(t).min_ever_free, 0);
+    st = stats(t);
+    assert_stats_full(&st);
+    assert_int_equal(st.min_ever_free, 0);
     assert_null(hk_tlsf_malloc(t, 0));
     expect_consistent(t);
     hk_tlsf_free(t, p);
@@ -869,111 +741,22 @@ static void test_huge_requests(void **state)
 
 /* ------------------------------------------------------------- statistics */
 
-static void walk_totals(hk_tlsf_t *t, size_t *free_bytes, size_t *granted)
-{
-    const walk_log_t *w = walk(t);
-    size_t i;
-    *free_bytes = 0;
-    *granted = 0;
-    for (i = 0; i < w->n; i++) {
-        if (w->b[i].used) {
-            *granted += w->b[i].usable;
-        } else {
-            *free_bytes += w->b[i].size;
-        }
-    }
-}
+static stats_workload_t g_workload;
 
 static void test_stats(void **state)
 {
     hk_tlsf_t *t = make_at(g_arena.bytes, 32768, sl_of(state));
-    hk_heap_t *h = hk_tlsf_heap(t);
-    void *live[64];
-    size_t len[64];
-    size_t nlive = 0;
+    stats_workload_t *w = &g_workload;
     size_t op;
-    size_t requested = 0;
-    size_t min_free = stats(t).capacity;
-    size_t peak = 0;
-    size_t allocs = 0;
-    size_t frees = 0;
-    size_t reallocs = 0;
-    size_t fails = 0;
 
-    g_rng = 0x57A75u + sl_of(state);
+    stats_workload_start(w, hk_tlsf_heap(t), HDR, 0x57A75u + sl_of(state));
     for (op = 0; op < 4000; op++) {
-        size_t x = below(100);
-        size_t n = below(6) == 0 ? 1000 + below(6000) : below(400);
-        size_t free_before;
-        size_t granted_before;
-        size_t free_bytes;
-        size_t granted;
-        hk_stats_t st;
-        walk_totals(t, &free_before, &granted_before);
-        if (nlive < 64 && (nlive == 0 || x < 45)) {
-            void *p = (x % 5 == 0) ? hk_aligned_alloc(h, (size_t)32 << below(6), n) : hk_malloc(h, n);
-            if (p == NULL) {
-                fails++;
-            } else {
-                allocs++;
-                requested += n;
-                len[nlive] = n;
-                live[nlive++] = p;
-            }
-        } else if (x < 65) {
-            size_t k = below(nlive);
-            void *p = hk_realloc(h, live[k], n);
-            if (n == 0) {
-                assert_null(p);
-                frees++;
-                requested -= len[k];
-                live[k] = live[--nlive];
-                len[k] = len[nlive];
-            } else if (p == NULL) {
-                fails++;
-            } else {
-                reallocs++;
-                requested += n - len[k];
-                if (p != live[k]) {
-                    size_t u = hk_usable_size(h, p);
-                    allocs++;
-                    frees++;
-                    /* The new block and the old one were both live for a moment. */
-                    min_free = free_before - (u + HDR) < min_free ? free_before - (u + HDR) : min_free;
-                    peak = granted_before + u > peak ? granted_before + u : peak;
-                }
-                live[k] = p;
-                len[k] = n;
-            }
-        } else {
-            size_t k = below(nlive);
-            hk_free(h, live[k]);
-            frees++;
-            requested -= len[k];
-            live[k] = live[--nlive];
-            len[k] = len[nlive];
-        }
-        walk_totals(t, &free_bytes, &granted);
-        min_free = free_bytes < min_free ? free_bytes : min_free;
-        peak = granted > peak ? granted : peak;
-        hk_get_stats(h, &st);
-        assert_int_equal(st.used_requested, requested);
-        assert_int_equal(st.used_granted, granted);
-        assert_int_equal(st.free_bytes, free_bytes);
-        assert_int_equal(st.min_ever_free, min_free);
-        assert_int_equal(st.peak_used, peak);
-        assert_int_equal(st.used_blocks, nlive);
-        assert_int_equal(st.alloc_count, allocs);
-        assert_int_equal(st.free_count, frees);
-        assert_int_equal(st.realloc_count, reallocs);
-        assert_int_equal(st.fail_count, fails);
+        stats_workload_step(w);
         if ((op & 15u) == 0) {
             expect_consistent(t); /* largest/smallest free exact against the walk */
         }
     }
-    while (nlive > 0) {
-        hk_free(h, live[--nlive]);
-    }
+    stats_workload_finish(w);
     expect_empty(t);
 }
 
@@ -1017,36 +800,20 @@ static void test_many_small_free_blocks(void **state)
 
 /* ----------------------------------------------------------------- misuse */
 
-typedef struct misuse_log {
-    hk_error_t last;
-    unsigned count;
-} misuse_log_t;
-
-static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
-{
-    misuse_log_t *log = (misuse_log_t *)ctx;
-    (void)heap;
-    (void)ptr;
-    log->last = error;
-    log->count++;
-}
-
 static void test_misuse(void **state)
 {
     hk_tlsf_t *t = make(sl_of(state));
-    misuse_log_t log = {(hk_error_t)0, 0};
-    hk_hooks_t hooks = {NULL, NULL, on_error, NULL};
+    error_log_t log;
     hk_stats_t before;
     void *a;
     void *b;
     int local = 0;
 
-    hooks.ctx = &log;
-    hk_set_hooks(hk_tlsf_heap(t), &hooks);
+    record_errors(hk_tlsf_heap(t), &log);
     a = must_malloc(t, 100);
     b = must_malloc(t, 100);
     must_malloc(t, 100);
-    fill(b, 100, 0x55);
+    fill_pattern(b, 100, 0x55);
     hk_tlsf_free(t, a);
     hk_tlsf_free(t, NULL);
     assert_int_equal(hk_tlsf_usable_size(t, NULL), 0);
@@ -1062,8 +829,8 @@ static void test_misuse(void **state)
     assert_int_equal(log.count, 4);
     {
         hk_stats_t now = stats(t);
-        now.error_count -= 4;
-        assert_memory_equal(&now, &before, sizeof(now));
+        assert_int_equal(now.error_count, before.error_count + 4);
+        assert_stats_equal_but(&now, &before, error_count);
     }
     hk_tlsf_free(t, b); /* merges with a */
     hk_tlsf_free(t, b);
@@ -1089,20 +856,20 @@ static live_block_t g_live[STRESS_LIVE];
 
 static size_t stress_size(void)
 {
-    size_t x = below(1000);
+    size_t x = rng_below(1000);
     if (x < 30) {
         return 0;
     }
     if (x < 600) {
-        return 1 + below(96);
+        return 1 + rng_below(96);
     }
     if (x < 900) {
-        return 97 + below(1000);
+        return 97 + rng_below(1000);
     }
     if (x < 995) {
-        return 1097 + below(6000);
+        return 1097 + rng_below(6000);
     }
-    return x < 998 ? SIZE_MAX - below(64) : 20000 + below(20000);
+    return x < 998 ? SIZE_MAX - rng_below(64) : 20000 + rng_below(20000);
 }
 
 static void test_stress(void **state)
@@ -1115,13 +882,13 @@ static void test_stress(void **state)
     size_t op;
     size_t i;
 
-    g_rng = 0x7157u * (sl + 1u);
+    rng_seed(0x7157u * (sl + 1u));
     for (op = 0; op < STRESS_OPS; op++) {
-        size_t x = below(100);
-        int grow = nlive < STRESS_LIVE / 2u || (nlive < STRESS_LIVE && below(2) == 0);
+        size_t x = rng_below(100);
+        int grow = nlive < STRESS_LIVE / 2u || (nlive < STRESS_LIVE && rng_below(2) == 0);
         if (nlive == 0 || (grow && x < 55)) {
             size_t n = stress_size();
-            size_t alignment = x < 8 ? (size_t)16 << below(9) : 0;
+            size_t alignment = x < 8 ? (size_t)16 << rng_below(9) : 0;
             void *p = alignment != 0 ? hk_tlsf_aligned_alloc(t, alignment, n) : hk_tlsf_malloc(t, n);
             if (p != NULL) {
                 assert_true(nlive < STRESS_LIVE);
@@ -1130,7 +897,7 @@ static void test_stress(void **state)
                 g_live[nlive].p = p;
                 g_live[nlive].len = n;
                 g_live[nlive].seed = ++seed;
-                fill(p, n, seed);
+                fill_pattern(p, n, seed);
                 requested += n;
                 nlive++;
             } else if (n < 65536u) {
@@ -1139,10 +906,10 @@ static void test_stress(void **state)
                 assert_true(stats(t).largest_free < list_round(need, sl));
             }
         } else if (x < 70) {
-            live_block_t *b = &g_live[below(nlive)];
+            live_block_t *b = &g_live[rng_below(nlive)];
             size_t n = stress_size();
             void *p;
-            assert_true(intact(b->p, b->len, b->seed));
+            assert_pattern(b->p, b->len, b->seed);
             p = hk_tlsf_realloc(t, b->p, n);
             if (n == 0) {
                 assert_null(p);
@@ -1150,18 +917,18 @@ static void test_stress(void **state)
                 *b = g_live[--nlive];
             } else if (p != NULL) {
                 size_t keep = b->len < n ? b->len : n;
-                assert_true(intact(p, keep, b->seed));
+                assert_pattern(p, keep, b->seed);
                 requested = requested - b->len + n;
                 b->p = p;
                 b->len = n;
                 b->seed = ++seed;
-                fill(p, n, seed);
+                fill_pattern(p, n, seed);
             } else {
-                assert_true(intact(b->p, b->len, b->seed));
+                assert_pattern(b->p, b->len, b->seed);
             }
         } else {
-            size_t k = below(nlive);
-            assert_true(intact(g_live[k].p, g_live[k].len, g_live[k].seed));
+            size_t k = rng_below(nlive);
+            assert_pattern(g_live[k].p, g_live[k].len, g_live[k].seed);
             hk_tlsf_free(t, g_live[k].p);
             requested -= g_live[k].len;
             g_live[k] = g_live[--nlive];
@@ -1171,13 +938,13 @@ static void test_stress(void **state)
         assert_int_equal(stats(t).used_blocks, nlive);
         if ((op & 8191u) == 0) {
             for (i = 0; i < nlive; i++) {
-                assert_true(intact(g_live[i].p, g_live[i].len, g_live[i].seed));
+                assert_pattern(g_live[i].p, g_live[i].len, g_live[i].seed);
             }
             expect_consistent(t);
         }
     }
     for (i = 0; i < nlive; i++) {
-        assert_true(intact(g_live[i].p, g_live[i].len, g_live[i].seed));
+        assert_pattern(g_live[i].p, g_live[i].len, g_live[i].seed);
         hk_tlsf_free(t, g_live[i].p);
     }
     assert_int_equal(stats(t).error_count, 0);

@@ -26,6 +26,7 @@ allocator refuses) raise :class:`EngineError`, a
 from __future__ import annotations
 
 import atexit
+import ctypes.util
 import json
 import os
 import shutil
@@ -40,7 +41,7 @@ from .native import BUILD_DIR, REPO_ROOT
 
 __all__ = [
     "EngineError", "REPO_ROOT", "BUILD_DIR", "binary_path", "build", "find_binary",
-    "replay", "size_search", "list_allocators", "as_hkb",
+    "replay", "size_search", "list_allocators", "as_hkb", "PRELOADED", "preload_library",
 ]
 
 DEFAULT_TARGET = "hk-replay"
@@ -171,6 +172,7 @@ def replay(trace_path: Any, allocator: str, arena: int | None = None, series: in
     timing: time every call; preload: an LD_PRELOAD for the "system" entry
     (e.g. a libmimalloc.so path); binary: another engine build.
     """
+    allocator, preload = _engine_entry(allocator, preload)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator,
             "--series", str(int(series)), "--heapmap", str(int(heapmap)), "--json", "-"]
     if arena is not None:
@@ -190,11 +192,35 @@ def size_search(trace_path: Any, allocator: str, *,
     (plus the non-monotonicity evidence); ``verify`` is a full replay at
     min_arena.
     """
+    allocator, preload = _engine_entry(allocator, None)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator, "--size-search", "--json", "-"]
-    return _run(argv, binary=binary)
+    return _run(argv, binary=binary, preload=preload)
+
+
+# Hosted allocators measured as the engine's "system" entry under LD_PRELOAD
+# (Debian's libmimalloc2.0 and libjemalloc2): name -> library to find.
+PRELOADED = {"mimalloc": "mimalloc", "jemalloc": "jemalloc"}
+
+
+def preload_library(allocator: str) -> str | None:
+    """The LD_PRELOAD soname serving *allocator*, or None (not a preloaded one, or not installed)."""
+    lib = PRELOADED.get(allocator)
+    return ctypes.util.find_library(lib) if lib else None
+
+
+def _engine_entry(allocator: str, preload: str | None) -> tuple[str, str | None]:
+    """The engine's own name and the LD_PRELOAD for *allocator*."""
+    lib = preload_library(allocator)
+    if allocator in PRELOADED:
+        if lib is None:
+            raise EngineError(f"{allocator}: lib{PRELOADED[allocator]} is not installed "
+                              f"(apt-get install the Debian package)")
+        return "system", lib
+    return allocator, preload
 
 
 def list_allocators(*, binary: str | os.PathLike | None = None) -> list[str]:
-    """Names the engine accepts for ``allocator``, in table order."""
+    """Names ``replay`` accepts, in table order: the engine's, then the installed preloaded ones."""
     out = _run(["--list"], binary=binary, want_json=False)
-    return [ln.strip() for ln in out.splitlines() if ln.strip()]
+    names = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return names + [a for a in PRELOADED if preload_library(a) is not None]

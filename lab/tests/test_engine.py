@@ -473,3 +473,16 @@ def test_million_records_under_half_a_second(hk, tmp_path):
           f"whole engine {res['engine']['total_cpu_s']:.3f} s CPU")
     # CPU time: the wall clock of a shared 2-core host says more about the neighbours.
     assert cpu < 0.5
+
+
+@pytest.mark.parametrize("name", sorted(engine.PRELOADED))
+def test_preloaded_allocators_run_as_system_under_ld_preload(hk, tmp_path, name):
+    if engine.preload_library(name) is None:
+        pytest.skip(f"lib{name} is not installed (make test installs it)")
+    assert name in engine.list_allocators(binary=hk)
+    trace = write_hkb(tmp_path / "t.hkb", [m(0, 100), m(1, 5000), f(0), r(2, 1, 9000), f(2)])
+    res = engine.replay(trace, name, binary=hk)
+    assert res["allocator"]["name"] == "system"
+    assert name in res["engine"]["ld_preload"]
+    assert res["replay"]["failures"]["total"] == 0
+    assert res["replay"]["errors"]["corrupt_blocks"] == 0

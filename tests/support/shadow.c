@@ -98,6 +98,16 @@ static void describe(shadow_t *s, const char *fmt, size_t a, size_t b, size_t c,
     s->op_arg[3] = d;
 }
 
+/* Start an operation: nonzero (do nothing) once a check has failed, else name it as describe() does. */
+static int begin_op(shadow_t *s, const char *fmt, size_t a, size_t b, size_t c, size_t d)
+{
+    if (s->failed) {
+        return 1;
+    }
+    describe(s, fmt, a, b, c, d);
+    return 0;
+}
+
 static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr)
 {
     shadow_t *s = (shadow_t *)ctx;
@@ -649,13 +659,22 @@ static int allocation(shadow_t *s, void *p, size_t size, size_t align, int zeroe
     return finish_op(s, &after, 0, (size_t)-1);
 }
 
+/* A request that had to fail did: count the failure and close the operation. */
+static int counted_failure(shadow_t *s)
+{
+    hk_stats_t after;
+    stats(s, &after);
+    s->exp.fail_count++;
+    s->sum.failures++;
+    return finish_op(s, &after, 0, (size_t)-1);
+}
+
 int shadow_malloc(shadow_t *s, size_t size)
 {
     hk_stats_t before = s->last;
-    if (s->failed) {
+    if (begin_op(s, "malloc(%zu)", size, 0, 0, 0)) {
         return 1;
     }
-    describe(s, "malloc(%zu)", size, 0, 0, 0);
     return allocation(s, hk_malloc(s->heap, size), size, 0, 0, &before);
 }
 
@@ -663,20 +682,15 @@ int shadow_calloc(shadow_t *s, size_t count, size_t size)
 {
     hk_stats_t before = s->last;
     void *p;
-    if (s->failed) {
+    if (begin_op(s, "calloc(%zu, %zu)", count, size, 0, 0)) {
         return 1;
     }
-    describe(s, "calloc(%zu, %zu)", count, size, 0, 0);
     p = hk_calloc(s->heap, count, size);
     if (size != 0 && count > SIZE_MAX / size) {
-        hk_stats_t after;
         if (p != NULL) {
             return fail(s, "returned %p although count * size overflows", p);
         }
-        stats(s, &after);
-        s->exp.fail_count++;
-        s->sum.failures++;
-        return finish_op(s, &after, 0, (size_t)-1);
+        return counted_failure(s);
     }
     return allocation(s, p, count * size, 0, 1, &before);
 }
@@ -685,10 +699,9 @@ int shadow_aligned(shadow_t *s, size_t alignment, size_t size)
 {
     hk_stats_t before = s->last;
     void *p;
-    if (s->failed) {
+    if (begin_op(s, "aligned_alloc(%zu, %zu)", alignment, size, 0, 0)) {
         return 1;
     }
-    describe(s, "aligned_alloc(%zu, %zu)", alignment, size, 0, 0);
     if ((s->entry->max_align > HK_ALIGN) != (s->heap->ops->aligned_alloc != NULL)) {
         return fail(s, "catalog and ops table disagree on aligned allocation support");
     }
@@ -698,13 +711,7 @@ int shadow_aligned(shadow_t *s, size_t alignment, size_t size)
         if (p != NULL) {
             return fail(s, "returned %p for an alignment it must refuse", p);
         }
-        s->exp.fail_count++;
-        s->sum.failures++;
-        {
-            hk_stats_t after;
-            stats(s, &after);
-            return finish_op(s, &after, 0, (size_t)-1);
-        }
+        return counted_failure(s);
     }
     return allocation(s, p, size, alignment, 0, &before);
 }
@@ -884,10 +891,9 @@ int shadow_probe(shadow_t *s, size_t index)
 {
     const sh_block_t *b;
     size_t u;
-    if (s->failed) {
+    if (begin_op(s, "usable_size probe of block %zu", index, 0, 0, 0)) {
         return 1;
     }
-    describe(s, "usable_size probe of block %zu", index, 0, 0, 0);
     if (hk_usable_size(s->heap, NULL) != 0) {
         return fail(s, "usable_size(NULL) is not 0");
     }
@@ -952,10 +958,9 @@ int shadow_drain(shadow_t *s)
     if (!reclaims(s)) {
         return shadow_reset(s);
     }
-    if (s->failed) {
+    if (begin_op(s, "drained", 0, 0, 0, 0)) {
         return 1;
     }
-    describe(s, "drained", 0, 0, 0, 0);
     return check_initial_state(s);
 }
 
