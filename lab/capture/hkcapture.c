@@ -11,7 +11,8 @@
  * as `a` records; valloc/pvalloc with the page size as alignment and pvalloc's
  * size rounded up to pages), each with the calling thread's gettid() truncated
  * to 16 bits. Ids are dense in record order; realloc consumes the old id and
- * makes a new one; realloc(p, 0) that returns NULL is recorded as a free of p;
+ * makes a new one; realloc(p, 0) that returns NULL is recorded as a free of p,
+ * and one that returns a block as that free plus a malloc(0);
  * a failed call (NULL / error) records nothing. Dropped and counted: free(NULL),
  * frees of pointers the library never saw (allocated before it was active),
  * and reallocs of such pointers (recorded as realloc(NULL, size)). Sizes,
@@ -792,7 +793,13 @@ EXPORT void *realloc(void *p, size_t n)
             S.unknown_realloc += (uint64_t)S.recording;
             pthread_mutex_unlock(&S.lock);
         }
-        note_alloc('r', q, n, 0, known ? old : LAB_NULL_ID);
+        if (p && n == 0) {
+            /* realloc(p, 0) that hands out a block: in the trace, a free of p and a new malloc(0) */
+            note_free(known, old);
+            note_alloc('m', q, 0, 0, LAB_NULL_ID);
+        } else {
+            note_alloc('r', q, n, 0, known ? old : LAB_NULL_ID);
+        }
     } else if (p && n == 0) {
         note_free(known, old);                /* realloc(p, 0) freed p */
     } else if (known) {

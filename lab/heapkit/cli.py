@@ -233,7 +233,10 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if form_of_path(args.output) is None:
         raise HeapkitError(f"{args.output}: output name must end in .hkt, .hkt.gz or .hkb")
     params = _parse_params(args.workload, args.param)
-    trace = get_workload(args.workload).generate(args.seed, **params)
+    try:
+        trace = get_workload(args.workload).generate(args.seed, **params)
+    except OverflowError:
+        raise HeapkitError(f"{args.workload}: a parameter gives sizes or counts beyond 32 bits") from None
     write_trace(trace, args.output)
     if not args.quiet:
         st = trace.stats()

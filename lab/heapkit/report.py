@@ -265,6 +265,11 @@ def normalize(obj: Any) -> dict:
         (data["size_runs"] if obj.get("mode") == "size-search" else data["runs"]).append(run)
     else:
         raise HeapkitError("results: not a heapkit demo/bench/size file nor hk-replay output")
+    for key in ("runs", "size_runs"):
+        for run in data[key]:
+            if not (isinstance(run, dict) and isinstance(run.get("allocator"), str)
+                    and isinstance(run.get("trace"), str) and isinstance(run.get("result") or {}, dict)):
+                raise HeapkitError(f"results: a {key} entry lacks its allocator, trace or result object")
     return data
 
 

@@ -333,6 +333,11 @@ def first_error(rec: np.ndarray, *, binary: bool = False) -> tuple[int, str] | N
                        f"id {int(ids[k])} out of order: expected {k} "
                        "(ids must be dense and in order)"))
 
+    # realloc(p, 0) frees p: the format writes it as a free.
+    bad = first((op == OP_REALLOC) & (rec["aux"] != NULL_ID) & (rec["size"] == 0))
+    if bad is not None:
+        errors.append((bad, "realloc to size 0: write it as a free of the old id"))
+
     # Alignments.
     al = rec["aux"].astype(np.int64)
     bad = first((op == OP_ALIGNED) & ((al == 0) | ((al & (al - 1)) != 0)))
@@ -603,7 +608,11 @@ def _slow_columns(text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
         raise TraceError(source, "malformed line: expected decimal numbers", line=ln) from None
     if not recs:
         return np.zeros((0, 5), np.int64), np.zeros(0, np.int64)
-    cols = np.array(recs, dtype=np.int64)
+    try:
+        cols = np.array(recs, dtype=np.int64)
+    except OverflowError:
+        ln = next(rec[5] for rec in recs if any(abs(v) >= 1 << 63 for v in rec[:5]))
+        raise TraceError(source, "malformed line: number too large", line=ln) from None
     return cols[:, :5], cols[:, 5]
 
 

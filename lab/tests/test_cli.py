@@ -244,8 +244,9 @@ def test_bench_table_and_json(tmp_path, capsys, fake_engine):
                                 "malloc", "p99", "ns", "malloc", "max", "ns", "free", "p50",
                                 "ns", "free", "max", "ns", "frag", "#4", "%", "peak",
                                 "footprint"]
-    rows = [line.split() for line in lines[2:]]
+    rows = [line.split() for line in lines[2:-1]]
     assert len(rows) == 6                                  # 2 allocators x 3 traces
+    assert lines[-1].startswith("engine: ")
     assert rows[0][:2] == ["tlsf", "sample"]
     assert rows[0][2:10] == ["8", "0", "100", "200", "1000", "50", "500", "12.5"]
     assert rows[1][:4] == ["seqfit-first", "sample", "8", "1"]
@@ -264,7 +265,7 @@ def test_bench_table_and_json(tmp_path, capsys, fake_engine):
 def test_bench_selects_allocators(capsys, fake_engine):
     code, out, _ = run(capsys, "bench", "--alloc", "tlsf", "--workload", "cse3320")
     assert code == 0
-    assert [line.split()[0] for line in out.splitlines()[2:]] == ["tlsf"]
+    assert [line.split()[0] for line in out.splitlines()[2:]] == ["tlsf", "engine:"]
     code, _, err = run(capsys, "bench", "--alloc", "tlsf,nope", "--workload", "cse3320")
     assert_one_line_error(code, err, "unknown allocator(s) nope (available: tlsf, seqfit-first)")
     code, _, err = run(capsys, "bench")
@@ -331,3 +332,29 @@ def test_real_engine_bench_and_size(tmp_path, capsys):
     row = out.splitlines()[2].split()
     assert row[:2] == ["tlsf", "small"] and row[3] == "9040"
     assert float(row[4]) >= 1.0
+
+
+def test_engine_throughput_line_sums_replay_cpu_time():
+    from heapkit.cli import _engine_throughput
+    runs = [{"result": {"replay": {"completed_records": 3_000_000,
+                                   "engine_time": {"replay_cpu_s": 1.0}}}},
+            {"result": {"replay": {"completed_records": 1_000_000,
+                                   "engine_time": {"replay_cpu_s": 1.0}}}},
+            {"result": "failed"}]
+    line = _engine_throughput(runs)
+    assert line.startswith("engine: 4,000,000 records replayed in 2.00 s CPU, 2.00 M records/s")
+    assert _engine_throughput([]) == "engine: no replay time recorded"
+
+
+def test_out_of_range_inputs_are_one_line_errors(tmp_path, capsys):
+    big = tmp_path / "big.hkt"
+    big.write_text("heapkit-trace 1\nm 0 5\nm  99999999999999999999 5\n")
+    code, _, err = run(capsys, "info", str(big))
+    assert_one_line_error(code, err, f"{big}:3: malformed line: number too large")
+    code, _, err = run(capsys, "gen", "ramp", "-o", str(tmp_path / "x.hkb"),
+                       "-p", "max_size=1000000000000", "-p", "min_size=100000000000")
+    assert_one_line_error(code, err, "ramp: a parameter gives sizes or counts beyond 32 bits")
+    bad = tmp_path / "r.json"
+    bad.write_text('{"kind": "heapkit-bench", "runs": [{}]}')
+    code, _, err = run(capsys, "report", "--results", str(bad), "-o", str(tmp_path / "r.html"))
+    assert_one_line_error(code, err, f"{bad}: results: a runs entry lacks its allocator, trace or result object")

@@ -186,6 +186,7 @@ MALFORMED = [
     ("m 0 5\nr 1 0 9\nf 0\n", "x.hkt:4: free of id 0 which is not live"),
     ("m 0 5\nr 1 1 9\n", "x.hkt:3: realloc of id 1 which is not live"),
     ("r 0 0 9\n", "x.hkt:2: realloc of id 0 which is not live"),
+    ("m 0 5\nr 1 0 0\n", "x.hkt:3: realloc to size 0: write it as a free of the old id"),
     ("m 0 1\na 1 3 8\n", "x.hkt:3: alignment 3 is not a power of two"),
     ("a 0 0 8\n", "x.hkt:2: alignment 0 is not a power of two"),
     ("m 0 4294967296\n", "x.hkt:2: size 4294967296 does not fit in 32 bits"),
