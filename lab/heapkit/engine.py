@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes.util
+import functools
 import json
 import os
 import shutil
@@ -172,7 +173,7 @@ def replay(trace_path: Any, allocator: str, arena: int | None = None, series: in
     timing: time every call; preload: an LD_PRELOAD for the "system" entry
     (e.g. a libmimalloc.so path); binary: another engine build.
     """
-    allocator, preload = _engine_entry(allocator, preload)
+    allocator, preload = _engine_entry(allocator, preload, binary)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator,
             "--series", str(int(series)), "--heapmap", str(int(heapmap)), "--json", "-"]
     if arena is not None:
@@ -192,7 +193,7 @@ def size_search(trace_path: Any, allocator: str, *,
     (plus the non-monotonicity evidence); ``verify`` is a full replay at
     min_arena.
     """
-    allocator, preload = _engine_entry(allocator, None)
+    allocator, preload = _engine_entry(allocator, None, binary)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator, "--size-search", "--json", "-"]
     return _run(argv, binary=binary, preload=preload)
 
@@ -208,19 +209,33 @@ def preload_library(allocator: str) -> str | None:
     return ctypes.util.find_library(lib) if lib else None
 
 
-def _engine_entry(allocator: str, preload: str | None) -> tuple[str, str | None]:
+@functools.lru_cache(maxsize=8)
+def _sanitized(exe: str) -> bool:
+    """Is this engine built with AddressSanitizer? Its runtime must own malloc, so nothing can be preloaded."""
+    try:
+        return b"__asan_init" in Path(exe).read_bytes()
+    except OSError:
+        return False
+
+
+def _engine_entry(allocator: str, preload: str | None, binary: str | os.PathLike | None) -> tuple[str, str | None]:
     """The engine's own name and the LD_PRELOAD for *allocator*."""
+    if allocator not in PRELOADED:
+        return allocator, preload
     lib = preload_library(allocator)
-    if allocator in PRELOADED:
-        if lib is None:
-            raise EngineError(f"{allocator}: lib{PRELOADED[allocator]} is not installed "
-                              f"(apt-get install the Debian package)")
-        return "system", lib
-    return allocator, preload
+    if lib is None:
+        raise EngineError(f"{allocator}: lib{PRELOADED[allocator]} is not installed "
+                          f"(apt-get install the Debian package)")
+    if _sanitized(str(binary) if binary is not None else str(find_binary())):
+        raise EngineError(f"{allocator}: this hk-replay is built with AddressSanitizer, "
+                          "which cannot run under LD_PRELOAD of another malloc")
+    return "system", lib
 
 
 def list_allocators(*, binary: str | os.PathLike | None = None) -> list[str]:
     """Names ``replay`` accepts, in table order: the engine's, then the installed preloaded ones."""
     out = _run(["--list"], binary=binary, want_json=False)
     names = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    if _sanitized(str(binary) if binary is not None else str(find_binary())):
+        return names
     return names + [a for a in PRELOADED if preload_library(a) is not None]

@@ -479,6 +479,11 @@ def test_million_records_under_half_a_second(hk, tmp_path):
 def test_preloaded_allocators_run_as_system_under_ld_preload(hk, tmp_path, name):
     if engine.preload_library(name) is None:
         pytest.skip(f"lib{name} is not installed (make test installs it)")
+    if engine._sanitized(str(hk)):
+        assert name not in engine.list_allocators(binary=hk)
+        with pytest.raises(EngineError, match="AddressSanitizer"):
+            engine.replay(write_hkb(tmp_path / "t.hkb", [m(0, 1)]), name, binary=hk)
+        return
     assert name in engine.list_allocators(binary=hk)
     trace = write_hkb(tmp_path / "t.hkb", [m(0, 100), m(1, 5000), f(0), r(2, 1, 9000), f(2)])
     res = engine.replay(trace, name, binary=hk)
