@@ -272,28 +272,10 @@ void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
     return hand_out(s, b, gross, size);
 }
 
-/* Free block b (on no list): merge it with its free neighbours and file the result. */
-static void release(hk_seqfit_t *s, hk_tag_t *b)
-{
-    size_t size = hk_tag_size(b);
-    hk_tag_t *next = hk_tag_next(b);
+static const hk_tag_lists_t seqfit_lists;
 
-    /* A stale tag that says "free" is what catches a later double free. */
-    hk_tag_set(&s->span, b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
-    if (!hk_tag_prev_used(b)) {
-        b = hk_tag_prev(b);
-        detach(s, b);
-        size += hk_tag_size(b);
-        s->heap.stats.coalesce_count++;
-    }
-    if (!hk_tag_used(next)) {
-        detach(s, next);
-        size += hk_tag_size(next);
-        s->heap.stats.coalesce_count++;
-    }
-    hk_tag_make_free(&s->span, b, size);
-    file(s, b);
-}
+/* Free block b (on no list): merge it with its free neighbours and file the result. */
+static void release(hk_seqfit_t *s, hk_tag_t *b) { file(s, hk_tag_coalesce(&s->heap, &s->span, &seqfit_lists, b)); }
 
 void hk_seqfit_free(hk_seqfit_t *s, void *ptr)
 {

@@ -87,6 +87,26 @@ hk_tag_t *hk_tag_lookup(hk_heap_t *heap, const hk_tag_span_t *span, const void *
     return t;
 }
 
+hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b)
+{
+    size_t size = hk_tag_size(b);
+    hk_tag_t *next = hk_tag_next(b);
+    hk_tag_set(span, b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
+    if (!hk_tag_prev_used(b)) {
+        b = hk_tag_prev(b);
+        lists->detach(heap, b);
+        size += hk_tag_size(b);
+        heap->stats.coalesce_count++;
+    }
+    if (!hk_tag_used(next)) {
+        lists->detach(heap, next);
+        size += hk_tag_size(next);
+        heap->stats.coalesce_count++;
+    }
+    hk_tag_make_free(span, b, size);
+    return b;
+}
+
 void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b, size_t size)
 {
     size_t rest = hk_tag_size(b) - size;

@@ -159,6 +159,14 @@ typedef struct hk_tag_lists {
     void (*release)(hk_heap_t *heap, hk_tag_t *b); /* free b (on no list), merging its free neighbours */
 } hk_tag_lists_t;
 
+/*
+ * Turn block b (off every list) into a free block merged with its free
+ * physical neighbours, which are detached from their lists; returns the
+ * merged block for the caller to file. b's own tag is left saying "free",
+ * which is what catches a later double free of it.
+ */
+hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b);
+
 /* Cut block b to size bytes when the rest can form a block of its own; the rest is released. */
 void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b, size_t size);
 

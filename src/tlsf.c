@@ -152,28 +152,10 @@ static hk_tag_t *find_fit(const hk_tlsf_t *t, size_t size)
     return *head_of(t, ix);
 }
 
+static const hk_tag_lists_t tlsf_lists;
+
 /* Free block b (off every list): merge it with free neighbours and list the result. */
-static void release(hk_tlsf_t *t, hk_tag_t *b)
-{
-    size_t size = hk_tag_size(b);
-    hk_tag_t *next = hk_tag_next(b);
-    /* A stale tag that says "free" is what catches a later double free. */
-    hk_tag_set(&t->span, b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
-    if (!hk_tag_prev_used(b)) {
-        hk_tag_t *prev = hk_tag_prev(b);
-        remove_free(t, prev);
-        size += hk_tag_size(prev);
-        b = prev;
-        t->heap.stats.coalesce_count++;
-    }
-    if (!hk_tag_used(next)) {
-        remove_free(t, next);
-        size += hk_tag_size(next);
-        t->heap.stats.coalesce_count++;
-    }
-    hk_tag_make_free(&t->span, b, size);
-    insert_free(t, b);
-}
+static void release(hk_tlsf_t *t, hk_tag_t *b) { insert_free(t, hk_tag_coalesce(&t->heap, &t->span, &tlsf_lists, b)); }
 
 static void detach_block(hk_heap_t *h, hk_tag_t *b) { remove_free((hk_tlsf_t *)h, b); }
 static void release_block(hk_heap_t *h, hk_tag_t *b) { release((hk_tlsf_t *)h, b); }
