@@ -12,6 +12,8 @@
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make demo      the main job: every workload and real trace against every
 #                  allocator and peer, the summary table and build/demo/report.html
+#   make explore   10,500 dmm configurations x the three network applications'
+#                  default traces: Pareto fronts, chosen headers, build/explore/
 #   make fuzz      every fuzzer for FUZZ_SECONDS (default 120) each
 #   make sizes     the .text/.data/.bss table for Cortex-M0+/M3/M4F and RV32IMAC
 #   make deps      install the missing Debian packages only
@@ -30,7 +32,7 @@ FUZZ_SECONDS ?= 120
 
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
                 gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 \
-                libmimalloc2.0 libjemalloc2
+                libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt
 VENV := .venv
 PYTHON ?= python3
 
@@ -41,7 +43,7 @@ TIMING := $(BUILD)/timing.txt
 # $(call timed,label,commands): run commands and log how long they took
 timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
 
-.PHONY: demo test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
+.PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         timing-start timing-report
 
 test: timing-start deps venv gcc-test lab-test asan-test clang-test fuzz-smoke freestanding sizes timing-report
@@ -80,6 +82,9 @@ $(VENV)/.installed: lab/pyproject.toml
 
 demo: build
 	$(VENV)/bin/heapkit demo -o $(BUILD)/demo
+
+explore: build
+	$(VENV)/bin/heapkit explore --app drr easyport url-switch -o $(BUILD)/explore --jobs $(JOBS)
 
 lab-test: venv
 	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"

@@ -3,6 +3,7 @@
 
 #include "heapkit/buddy.h"
 #include "heapkit/bump.h"
+#include "heapkit/dmm.h"
 #include "heapkit/pool.h"
 #include "heapkit/seqfit.h"
 #include "heapkit/tlsf.h"
@@ -106,7 +107,25 @@ static hk_heap_t *make_lfpool(void *arena, size_t size, hk_status_t *status)
     return h != NULL ? hk_lfpool_heap(h) : NULL;
 }
 
-#define GENERAL (HK_CATALOG_RECLAIMS | HK_CATALOG_EXACT_REQUESTED)
+static hk_heap_t *make_dmm(void *arena, size_t size, const char *preset, hk_status_t *status)
+{
+    hk_dmm_t *h = hk_dmm_init(arena, size, hk_dmm_preset(preset), status);
+    return h != NULL ? hk_dmm_heap(h) : NULL;
+}
+
+static hk_heap_t *make_dmm_wince(void *a, size_t n, hk_status_t *s) { return make_dmm(a, n, "wince", s); }
+static hk_heap_t *make_dmm_winxp(void *a, size_t n, hk_status_t *s) { return make_dmm(a, n, "winxp", s); }
+static hk_heap_t *make_dmm_lea(void *a, size_t n, hk_status_t *s) { return make_dmm(a, n, "lea", s); }
+static hk_heap_t *make_dmm_ose(void *a, size_t n, hk_status_t *s) { return make_dmm(a, n, "ose", s); }
+static hk_heap_t *make_dmm_uclinux(void *a, size_t n, hk_status_t *s) { return make_dmm(a, n, "uclinux", s); }
+static hk_heap_t *make_dmm_net(void *a, size_t n, hk_status_t *s) { return make_dmm(a, n, "net", s); }
+
+/* The ose preset has no general pool: requests above its largest class fail. */
+#define DMM_OSE_MAX_REQUEST 4096u
+
+#define GENERAL (HK_CATALOG_RECLAIMS | HK_CATALOG_EXACT_REQUESTED | HK_CATALOG_RESTORES)
+/* Free lists that never merge: freed memory is reused, but an emptied heap is not the initial one. */
+#define UNMERGED (HK_CATALOG_RECLAIMS | HK_CATALOG_EXACT_REQUESTED)
 /* Alignment the tagged allocators honour: any power of two that fits the arena. */
 #define ANY_ALIGN ((size_t)1 << 20)
 
@@ -116,12 +135,18 @@ static const hk_catalog_entry_t entries[] = {
     {"seqfit-next", make_seqfit_next, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
     {"seqfit-best", make_seqfit_best, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
     {"seqfit-worst", make_seqfit_worst, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
-    {"buddy", make_buddy, HK_CATALOG_RECLAIMS, SIZE_MAX, BUDDY_ALIGN, NULL},
-    {"buddy-lazy", make_buddy_lazy, HK_CATALOG_RECLAIMS, SIZE_MAX, BUDDY_ALIGN, NULL},
+    {"buddy", make_buddy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
+    {"buddy-lazy", make_buddy_lazy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
     {"tlsf", make_tlsf, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
     {"tlsf-sl2", make_tlsf_sl2, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
-    {"poolset", make_poolset, HK_CATALOG_RECLAIMS | HK_CATALOG_EXACT_REQUESTED, POOLSET_MAX_BLOCK, HK_ALIGN, NULL},
-    {"lfpool", make_lfpool, HK_CATALOG_RECLAIMS | HK_CATALOG_EXACT_REQUESTED, LFPOOL_BLOCK, HK_ALIGN, NULL}};
+    {"poolset", make_poolset, GENERAL, POOLSET_MAX_BLOCK, HK_ALIGN, NULL},
+    {"lfpool", make_lfpool, GENERAL, LFPOOL_BLOCK, HK_ALIGN, NULL},
+    {"dmm-wince", make_dmm_wince, GENERAL, SIZE_MAX, HK_ALIGN, NULL},
+    {"dmm-winxp", make_dmm_winxp, UNMERGED, SIZE_MAX, HK_ALIGN, NULL},
+    {"dmm-lea", make_dmm_lea, UNMERGED, SIZE_MAX, HK_ALIGN, NULL},
+    {"dmm-ose", make_dmm_ose, UNMERGED, DMM_OSE_MAX_REQUEST, HK_ALIGN, NULL},
+    {"dmm-uclinux", make_dmm_uclinux, UNMERGED, SIZE_MAX, HK_ALIGN, NULL},
+    {"dmm-net", make_dmm_net, UNMERGED, SIZE_MAX, HK_ALIGN, NULL}};
 
 size_t hk_catalog_count(void) { return sizeof(entries) / sizeof(entries[0]); }
 

@@ -193,7 +193,7 @@ void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx)
     }
 }
 
-int hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span)
+static int check_chain(const hk_heap_t *heap, const hk_tag_span_t *span, int free_neighbours_ok)
 {
     const hk_tag_t *b = span->first;
     int prev_used = 1;
@@ -221,7 +221,7 @@ int hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span)
             granted += hk_tag_usable(b);
             requested += hk_tag_requested(b);
         } else {
-            if (!prev_used) {
+            if (!prev_used && !free_neighbours_ok) {
                 return 5; /* two free neighbours: a missed coalesce */
             }
             if (*hk_tag_footer(b) != hk_tag_size(b)) {
@@ -243,3 +243,7 @@ int hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span)
     }
     return 0;
 }
+
+int hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span) { return check_chain(heap, span, 0); }
+
+int hk_tag_check_unmerged(const hk_heap_t *heap, const hk_tag_span_t *span) { return check_chain(heap, span, 1); }

@@ -5,7 +5,9 @@
  *
  *   uint32 size_flags  gross block size (multiple of HK_ALIGN) | USED | PREV_USED
  *   uint16 slack       usable - requested, for used blocks (bounded by
- *                      HK_TAG_MIN_BLOCK + HK_ALIGN, so 16 bits always suffice)
+ *                      HK_TAG_MIN_BLOCK + HK_ALIGN, so 16 bits always suffice,
+ *                      except in dmm, which bounds it itself); free blocks
+ *                      hold 0, or dmm's number of the list holding them
  *   uint16 check       hash of size_flags, slack, the tag's own address and
  *                      the heap's key (hk_heap_key), so a tag written by
  *                      another heap, or an earlier heap on the same arena,
@@ -185,5 +187,8 @@ void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx);
  * that count). Returns 0 or a positive code naming the broken invariant.
  */
 int hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span);
+
+/* hk_tag_check for an allocator that may leave free neighbours unmerged. */
+int hk_tag_check_unmerged(const hk_heap_t *heap, const hk_tag_span_t *span);
 
 #endif

@@ -62,7 +62,7 @@ total="| **all** |"
 for t in "${targets[@]}"; do total+=" ${total_text[$t]} / ${total_data[$t]} / ${total_bss[$t]} |"; done
 
 echo "Code size in bytes (-Os -ffunction-sections -fdata-sections; heap.c and tagged.c are shared:"
-echo "an application links heap.c, tagged.c for seqfit/tlsf, and the allocators it uses)"
+echo "an application links heap.c, tagged.c for seqfit/tlsf/dmm, and the allocators it uses)"
 echo
 echo "$header"
 echo "$rule"

@@ -20,6 +20,12 @@ extern "C" {
 #define HK_CATALOG_RECLAIMS 0x1u
 /* stats.used_requested is the exact sum of requested sizes (buddy: it equals used_granted). */
 #define HK_CATALOG_EXACT_REQUESTED 0x2u
+/*
+ * Freeing every block gives back the heap init made (same blocks, same
+ * largest free block). Allocators that keep freed blocks on free lists
+ * without merging them (most dmm presets) reclaim without restoring.
+ */
+#define HK_CATALOG_RESTORES 0x4u
 
 typedef struct hk_catalog_entry {
     const char *name;

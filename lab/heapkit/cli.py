@@ -1,6 +1,6 @@
 """The ``heapkit`` command line.
 
-Subcommands: import, gen, info, workloads, bench, size, trace, report, demo.
+Subcommands: import, gen, info, workloads, bench, size, trace, report, demo, explore, netapp.
 ``trace`` (capture a program), ``report`` and ``demo`` are implemented in
 heapkit/capture.py, heapkit/report.py and heapkit/demo.py, each exposing
 ``run(args: argparse.Namespace) -> int``; bench and size drive the replay
@@ -465,6 +465,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return int(_plugin("demo", "demo").run(args) or 0)
 
 
+def cmd_netapp(args: argparse.Namespace) -> int:
+    return int(_plugin("netapps", "netapp").run_cli(args) or 0)
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    return int(_plugin("explore", "explore").main(args) or 0)
+
+
 # --------------------------------------------------------------------------
 # parser
 
@@ -589,6 +597,70 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory with wee_alloc/*.trace and aosp/*.zip "
                    "(default: ../shared/traces from the repository root)")
     s.set_defaults(func=cmd_demo)
+
+    if importlib.util.find_spec("heapkit.netapps") is not None:
+        importlib.import_module("heapkit.netapps").add_parser(sub)
+        sub.choices["netapp"].set_defaults(func=cmd_netapp)
+
+    s = sub.add_parser("explore", help="explore dmm configurations: Pareto front, C header, tables",
+                       description="Enumerate configurations of the dmm allocator (fit policy, "
+                       "list order, split and coalesce levels, dedicated lists from the traces' "
+                       "size histogram), replay every trace of each application on each, keep the "
+                       "results in SQLite (a rerun resumes), compute the Pareto front of "
+                       "fragmentation against cost, and write OUTDIR/chosen-APP.h (the most "
+                       "balanced configuration), pareto-APP.png, explore.json and explore.html "
+                       "(the custom-dmm-network Tables 3-5 and Fig. 2).")
+    s.add_argument("--app", nargs="+", action="extend", metavar="APP",
+                   choices=["drr", "easyport", "url-switch"],
+                   help="network applications (drr, easyport, url-switch): their default traces, "
+                   "or one trace per --pcap")
+    s.add_argument("--pcap", nargs="+", action="extend", metavar="FILE",
+                   help="packet captures to feed each --app")
+    s.add_argument("--repeat", type=_positive_int, metavar="N",
+                   help="replay each --pcap N times (shifted flows), for a longer trace")
+    s.add_argument("--synthetic", nargs="+", action="extend", metavar="SPEC",
+                   help="synthetic traffic for each --app, one trace per SPEC "
+                   "(SHAPE[,seed=..,packets=..], see 'heapkit netapp --help')")
+    s.add_argument("--trace", nargs="+", action="extend", metavar="FILE",
+                   help="trace files (heapkit or any importable format), explored as one "
+                   "application named --name")
+    s.add_argument("--workload", nargs="+", action="extend", metavar="NAME",
+                   choices=list(WORKLOADS), help="workloads to generate into that application")
+    s.add_argument("--name", default="custom", help="application name of --trace/--workload "
+                   "(default: custom)")
+    s.add_argument("--seed", type=int, default=1, help="seed for --workload (default 1)")
+    s.add_argument("-o", "--output", default="heapkit-explore", metavar="OUTDIR",
+                   help="output directory (default: heapkit-explore)")
+    s.add_argument("--db", metavar="FILE", help="SQLite results database (default: OUTDIR/explore.db)")
+    s.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 2, metavar="N",
+                   help="evaluator processes at once on this machine (default: the CPU count)")
+    s.add_argument("--batch", type=_positive_int, metavar="N",
+                   help="configurations per evaluator process (default: about 1/8 of the "
+                   "work per worker, 8 to 250)")
+    s.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the batches on this Dask distributed scheduler (tcp://host:8786)")
+    s.add_argument("--dask-local", type=_positive_int, metavar="N",
+                   help="run the batches on a local Dask cluster of N workers")
+    s.add_argument("--target", type=_positive_int, default=10000, metavar="N",
+                   help="configurations per application to reach by adding dedicated-list "
+                   "choices (default 10000)")
+    s.add_argument("--fits", metavar="F,...", help="fit policies (default: first,next,best,worst,exact)")
+    s.add_argument("--orders", metavar="O,...", help="list orders (default: lifo,fifo,address)")
+    s.add_argument("--levels", metavar="L,...", help="split and coalesce levels (default: 0-9)")
+    s.add_argument("--list-sets", type=_positive_int, metavar="N",
+                   help="dedicated-list choices (default: enough to reach --target)")
+    s.add_argument("--quick", action="store_true",
+                   help="a small space: first/best/worst fit, lifo/address, levels 0,5,9")
+    s.add_argument("--cost", choices=("work", "time"), default="work",
+                   help="cost axis: deterministic work counters (default) or measured CPU time")
+    s.add_argument("--arena", type=_positive_int, metavar="BYTES",
+                   help="arena per replay (default: max(1 MiB, 16 x peak live requested))")
+    s.add_argument("--work-cap", type=float, default=10.0, metavar="F",
+                   help="stop a replay once its work passes F x the costliest preset's on that "
+                   "trace; such configurations are left out of the front (default 10, 0: no cap)")
+    s.add_argument("--no-firmware", action="store_true",
+                   help="do not compile the chosen header into a Cortex-M3 firmware image")
+    s.set_defaults(func=cmd_explore)
     return p
 
 

@@ -2,8 +2,9 @@
 
 Input: the JSON that ``heapkit demo`` saves (``kind: heapkit-demo``), or
 what ``heapkit bench --json`` / ``heapkit size --json`` save, or raw
-``hk-replay --json`` results; several files are merged.  Without results
-the report runs :func:`heapkit.demo.collect` itself.
+``hk-replay --json`` results, or ``heapkit explore``'s explore.json; several
+files are merged.  Without results the report runs
+:func:`heapkit.demo.collect` itself.
 
 Output: one HTML page with every plot embedded as a base64 PNG (matplotlib,
 Agg backend) and inline CSS, so it references nothing outside itself.
@@ -12,7 +13,8 @@ seed papers' own figures, quoted in captions for comparison.
 
 Sections (see :data:`SECTIONS`): the allocator x trace summary, the
 smallest-arena table, one section per seed paper (buddy-freertos,
-fctma-pools, buddy-kth, fits-cse3320), per-trace plots (latency CDF,
+fctma-pools, buddy-kth, fits-cse3320, custom-dmm-network: rendered by
+:func:`heapkit.explore.html_section`), per-trace plots (latency CDF,
 fragmentation over time, heap map) and the method notes.
 
 Heap maps: the engine's ``heapmap`` snapshots are ``[offset, size, used]``
@@ -50,6 +52,7 @@ SECTIONS = {
     "fctma-pools": "fctma-pools Tables I-III: alloc/free time and internal fragmentation (itc)",
     "buddy-kth": "buddy-kth Figures 1-4: memory over time and cost per size level (kth)",
     "fits-cse3320": "fits-cse3320 tables: fit policies' timing and counters (cse3320)",
+    "custom-dmm-network": "custom-dmm-network Tables 3-5 and Fig. 2: explored dmm configurations",
     "traces": "Per-trace plots: latency CDF, fragmentation over time, heap map",
     "notes": "Method, deviations, and what could not be reproduced",
 }
@@ -260,6 +263,8 @@ def normalize(obj: Any) -> dict:
         data["runs"] = list(obj.get("runs") or [])
     elif kind == "heapkit-size":
         data["size_runs"] = list(obj.get("runs") or [])
+    elif kind == "heapkit-explore":
+        data["extra"]["explore"] = [obj]
     elif obj.get("format") == "heapkit-replay":
         run = _engine_run(obj)
         (data["size_runs"] if obj.get("mode") == "size-search" else data["runs"]).append(run)
@@ -1210,6 +1215,19 @@ def section_cse3320(data: dict) -> str:
     return "\n".join(parts)
 
 
+def section_explore(data: dict) -> str:
+    """heapkit explore's tables and Pareto plots (heapkit/explore.py renders them)."""
+    docs = data["extra"].get("explore") or []
+    if not docs:
+        return ("<p>No exploration results here: run <code>heapkit explore</code> and pass its "
+                "OUTDIR/explore.json to <code>heapkit report</code> with the other results.</p>")
+    from . import explore
+    try:
+        return "\n".join(explore.html_section(d) for d in docs)
+    except (KeyError, TypeError, ValueError) as e:
+        raise HeapkitError(f"results: a heapkit-explore document is malformed ({e})") from None
+
+
 def section_traces(data: dict, st: Styles, figs: Figures) -> str:
     allocs = allocator_order(data)
     parts = [cap("For each trace: latency tails drawn through the five quantiles the engine "
@@ -1329,6 +1347,7 @@ def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
         "fctma-pools": section_fctma(data),
         "buddy-kth": section_kth(data, st, figs),
         "fits-cse3320": section_cse3320(data),
+        "custom-dmm-network": section_explore(data),
         "traces": section_traces(data, st, figs),
         "notes": section_notes(data),
     }
@@ -1396,7 +1415,7 @@ def run(args) -> int:
         print("heapkit report: no --results given, running the demo runs first "
               f"({'quick' if getattr(args, 'quick', False) else 'full'})", file=sys.stderr)
         data = demo.collect(quick=bool(getattr(args, "quick", False)))
-    if not data["runs"] and not data["size_runs"]:
+    if not data["runs"] and not data["size_runs"] and not data["extra"].get("explore"):
         raise HeapkitError("the results hold no runs")
     path = write_report(data, out, title, workers=2, progress=True)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, "

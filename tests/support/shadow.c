@@ -232,6 +232,8 @@ static sh_block_t remove_block(shadow_t *s, size_t i)
 
 static int reclaims(const shadow_t *s) { return (s->entry->caps & HK_CATALOG_RECLAIMS) != 0; }
 
+static int restores(const shadow_t *s) { return (s->entry->caps & HK_CATALOG_RESTORES) != 0; }
+
 static void stats(shadow_t *s, hk_stats_t *out)
 {
     memset(out, 0xA5, sizeof(*out)); /* a field the allocator forgets shows up as garbage */
@@ -489,7 +491,7 @@ static int finish_op(shadow_t *s, const hk_stats_t *st, size_t peak_hi, size_t m
     if (s->op_index % s->cfg.check_every == 0 && full_check(s, st)) {
         return 1;
     }
-    if (s->n == 0 && reclaims(s) && st->free_bytes == st->capacity && check_initial_state(s)) {
+    if (s->n == 0 && restores(s) && st->free_bytes == st->capacity && check_initial_state(s)) {
         return 1;
     }
     return 0;
@@ -578,12 +580,16 @@ static int must_fail(const shadow_t *s, size_t size)
     return size > s->init_stats.capacity || size > s->entry->max_request;
 }
 
-/* A small request on an untouched heap: every allocator must satisfy it. */
+/*
+ * A small request on an empty heap: every allocator must satisfy it on a
+ * fresh heap, and those that restore their initial state on any empty one.
+ */
 static int must_succeed(const shadow_t *s, size_t size, size_t align)
 {
     size_t room = s->init_stats.largest_free / 2;
-    return s->n == 0 && s->last.free_bytes == s->init_stats.capacity && size <= s->entry->max_request &&
-           align <= 256 && align <= s->entry->max_align && room > 64 + align && size <= room - 64 - align;
+    return s->n == 0 && s->last.free_bytes == s->init_stats.capacity &&
+           (restores(s) || s->last.alloc_count == 0) && size <= s->entry->max_request && align <= 256 &&
+           align <= s->entry->max_align && room > 64 + align && size <= room - 64 - align;
 }
 
 /* Record a fresh block returned by an allocation call. */
@@ -961,7 +967,7 @@ int shadow_drain(shadow_t *s)
     if (begin_op(s, "drained", 0, 0, 0, 0)) {
         return 1;
     }
-    return check_initial_state(s);
+    return restores(s) ? check_initial_state(s) : full_check(s, &s->last);
 }
 
 int shadow_verify(shadow_t *s)

@@ -22,9 +22,9 @@
  * order, inside the arena, sizes summing to capacity, free sizes to
  * free_bytes, free count/largest/smallest matching stats, and the used
  * blocks exactly the live ones (payload, usable size, gross size).
- * Whenever the heap empties (reclaiming allocators), and at the end after
- * freeing everything, stats geometry and the walk must equal the state right
- * after init.
+ * Whenever the heap empties, and at the end after freeing everything, stats
+ * geometry and the walk must equal the state right after init (allocators
+ * with HK_CATALOG_RESTORES; the others must pass hk_check and the walk).
  *
  * The first failure prints one message (allocator, operation index, seed,
  * operation, what differed) to stderr; from then on every call returns
