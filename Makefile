@@ -5,9 +5,11 @@
 #                  again under ASan+UBSan (HEAPKIT_SAN_PROPERTY_OPS property
 #                  operations instead of HEAPKIT_PROPERTY_OPS); builds with
 #                  clang (warnings are errors) with HK_ALIGN=16 and runs that
-#                  suite with fewer operations; smoke-runs every fuzzer for
-#                  FUZZ_SMOKE_SECONDS; checks the core is freestanding; prints
-#                  the cross-compiled size table.
+#                  suite with fewer operations; cross-builds the unit and
+#                  property tests for bare-metal Cortex-M3 and RV32 and runs
+#                  them in QEMU (TARGET_PROPERTY_OPS property operations);
+#                  smoke-runs every fuzzer for FUZZ_SMOKE_SECONDS; checks the
+#                  core is freestanding; prints the cross-compiled size table.
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make demo      the main job: every workload and real trace against every
@@ -16,6 +18,10 @@
 #                  default traces: Pareto fronts, chosen headers, build/explore/
 #   make fuzz      every fuzzer for FUZZ_SECONDS (default 120) each
 #   make sizes     the .text/.data/.bss table for Cortex-M0+/M3/M4F and RV32IMAC
+#   make target-test  the test suite cross-built for bare metal (ports/baremetal)
+#                  and run in QEMU: mps2-an385 (Cortex-M3) and virt (RV32IMAC)
+#   make target-icount-test  the Cortex-M3 instruction counter's tests (QEMU);
+#                  `heapkit bench --target cortex-m3` gives the counts themselves
 #   make deps      install the missing Debian packages only
 #   make clean     remove build/
 
@@ -27,12 +33,14 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PROPERTY_OPS ?= 1000000
 SAN_PROPERTY_OPS ?= 200000
 CLANG_PROPERTY_OPS ?= 200000
+TARGET_PROPERTY_OPS ?= 100000
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SECONDS ?= 120
 
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
                 gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 \
-                libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt
+                libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt \
+                qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf
 VENV := .venv
 PYTHON ?= python3
 
@@ -44,9 +52,9 @@ TIMING := $(BUILD)/timing.txt
 timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
-        timing-start timing-report
+        timing-start timing-report target-test target-icount-test
 
-test: timing-start deps venv gcc-test lab-test asan-test clang-test fuzz-smoke freestanding sizes timing-report
+test: timing-start deps venv gcc-test lab-test asan-test clang-test target-test target-icount-test fuzz-smoke freestanding sizes timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -88,7 +96,7 @@ explore: build
 
 lab-test: venv
 	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"
-	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q)
+	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q -m "not target")
 
 build: deps venv
 	@mkdir -p $(BUILD)
@@ -132,6 +140,24 @@ freestanding:
 	@echo "== freestanding check"
 	@[ -f $(BUILD)/gcc/libheapkit.a ] || $(MAKE) --no-print-directory build
 	@$(call timed,freestanding check,tools/check_freestanding.sh $(BUILD)/gcc/libheapkit.a)
+
+# $(call target_suite,toolchain): configure, build and run one bare-metal suite in QEMU
+target_suite = cmake -S ports/baremetal -B $(BUILD)/target-$(1) \
+	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/$(1).cmake \
+	  -DHEAPKIT_TARGET_PROPERTY_OPS=$(TARGET_PROPERTY_OPS) && \
+	cmake --build $(BUILD)/target-$(1) -j $(JOBS) && \
+	ctest --test-dir $(BUILD)/target-$(1) -j $(JOBS) --output-on-failure
+
+target-test: deps
+	@echo "== bare metal in QEMU: Cortex-M3 (mps2-an385) and RV32IMAC (virt), $(TARGET_PROPERTY_OPS) property operations"
+	@$(call timed,cortex-m3 build + ctest in qemu,$(call target_suite,arm-cortex-m3))
+	@$(call timed,rv32imac build + ctest in qemu,$(call target_suite,riscv32-imac))
+
+# The Cortex-M3 instruction counter (lab/target/, heapkit/target.py): small traces in QEMU,
+# calibration against the disassembly, two runs identical, corruption and failure reports.
+target-icount-test: deps venv
+	@echo "== Cortex-M3 instruction counter in QEMU (lab/tests/test_target.py)"
+	@$(call timed,cortex-m3 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py -q -m target)
 
 sizes: deps
 	@echo "== cross-compiled sizes"

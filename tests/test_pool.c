@@ -3,12 +3,22 @@
  * (src/pool_lockfree.c): single pools on a bump backing, pool sets, the
  * blocking allocation with pthreads and POSIX semaphores (a small version of
  * the seed's producer/consumer benchmark), and threaded stress of lfpool.
+ *
+ * HEAPKIT_TEST_THREADS=0 (the bare-metal builds in ports/baremetal, which
+ * have no threads or POSIX semaphores) leaves out the blocking-allocation
+ * tests and lfpool's threaded stress and race.
  */
 #define _POSIX_C_SOURCE 200809L
 
+#ifndef HEAPKIT_TEST_THREADS
+#define HEAPKIT_TEST_THREADS 1
+#endif
+
 #include <errno.h>
+#if HEAPKIT_TEST_THREADS
 #include <pthread.h>
 #include <semaphore.h>
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +417,7 @@ static void pool_destroy_returns_the_memory(void **state)
     hk_pool_destroy(NULL);
 }
 
+#if HEAPKIT_TEST_THREADS
 /* ================= blocking allocation ================= */
 
 typedef struct port {
@@ -801,6 +812,7 @@ static void blocking_producers_and_consumers(void **state)
     pthread_mutex_destroy(&itc.mu);
     port_teardown();
 }
+#endif
 
 /* ================= pool sets ================= */
 
@@ -1322,6 +1334,7 @@ static void lfpool_pop_is_aba_safe(void **state)
     assert_walk_matches(hk_lfpool_heap(pool));
 }
 
+#if HEAPKIT_TEST_THREADS
 /* Threads allocate, fill, verify and free in loops; a small pool keeps the head contended. */
 #define LF_THREADS 8
 #define LF_ITERS 30000
@@ -1464,6 +1477,7 @@ static void lfpool_catches_racing_double_frees(void **state)
     assert_int_equal(s.error_count, RACE_ROUNDS);
     assert_walk_matches(hk_lfpool_heap(r.pool));
 }
+#endif
 
 int main(void)
 {
@@ -1479,11 +1493,13 @@ int main(void)
         cmocka_unit_test(pool_walk_shows_every_block),
         cmocka_unit_test(pool_uniform_interface),
         cmocka_unit_test(pool_destroy_returns_the_memory),
+#if HEAPKIT_TEST_THREADS
         cmocka_unit_test(sync_attach_rejects_bad_hooks),
         cmocka_unit_test(sync_takes_the_semaphore_before_the_lock),
         cmocka_unit_test(blocking_alloc_times_out_on_an_empty_pool),
         cmocka_unit_test(blocking_alloc_wakes_on_release),
         cmocka_unit_test(blocking_producers_and_consumers),
+#endif
         cmocka_unit_test(poolset_init_rejects_bad_tables),
         cmocka_unit_test(poolset_init_refuses_small_arenas),
         cmocka_unit_test(poolset_malloc_picks_the_smallest_class),
@@ -1499,8 +1515,10 @@ int main(void)
         cmocka_unit_test(lfpool_counts_requested_and_reallocs_in_place),
         cmocka_unit_test(lfpool_misuse_is_reported_and_harmless),
         cmocka_unit_test(lfpool_pop_is_aba_safe),
+#if HEAPKIT_TEST_THREADS
         cmocka_unit_test(lfpool_survives_threads),
         cmocka_unit_test(lfpool_catches_racing_double_frees),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

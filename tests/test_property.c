@@ -97,11 +97,16 @@ static size_t draw_alignment(rng_t *r)
     return (size_t)1 << below(r, 13);
 }
 
+/* Wall time for the summary; the bare-metal libcs (ports/baremetal) have no POSIX clocks, only clock(). */
 static double now_seconds(void)
 {
+#ifdef CLOCK_MONOTONIC
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
 }
 
 static int usage(void)

@@ -526,7 +526,7 @@ static void test_split_threshold(void **state)
     /* That 32-byte rest takes a malloc(0) (or anything up to 24 bytes) exactly. */
     p = must_malloc(s, 0);
     assert_int_equal(off(p), 208);
-    assert_int_equal(hk_seqfit_usable_size(s, p), MIN_BLOCK - HDR);
+    assert_int_equal(hk_seqfit_usable_size(s, p), 32 - HDR);
     assert_int_equal(counters(s).splits, 1);
     expect_consistent(s);
 }

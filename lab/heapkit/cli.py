@@ -361,6 +361,8 @@ def _run_selected(args: argparse.Namespace, engine, what: str, func, desc: str, 
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.target:
+        return _plugin("target", "bench --target").run_bench(args, sys.modules[__name__])
     engine = _engine()
     kw = {"series": args.series}
     if args.arena is not None:
@@ -544,6 +546,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="arena size (default: the engine's)")
     s.add_argument("--series", type=_positive_int, default=200, metavar="N",
                    help="points of the time series the engine records (default 200)")
+    s.add_argument("--target", metavar="TARGET",
+                   help="also replay on an emulated target and print exact instructions per "
+                   "call next to the host timings: cortex-m3 (QEMU mps2-an385; see lab/target/)")
+    s.add_argument("--opt", metavar="O2,Os",
+                   help="--target: optimisation levels to build (default: O2,Os)")
+    s.add_argument("--worst-case", action="store_true",
+                   help="--target: add the directed worst-case traces of each heapkit allocator")
+    s.add_argument("--no-host", action="store_true",
+                   help="--target: skip the host replays (instruction counts only)")
+    s.add_argument("--jobs", type=_positive_int, default=2, metavar="N",
+                   help="--target: QEMU runs at once (default 2)")
     s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("size", help="smallest arena each allocator needs",

@@ -54,6 +54,7 @@ SECTIONS = {
     "fits-cse3320": "fits-cse3320 tables: fit policies' timing and counters (cse3320)",
     "custom-dmm-network": "custom-dmm-network Tables 3-5 and Fig. 2: explored dmm configurations",
     "traces": "Per-trace plots: latency CDF, fragmentation over time, heap map",
+    "target": "Cortex-M3: exact instructions per call (heapkit bench --target cortex-m3)",
     "notes": "Method, deviations, and what could not be reproduced",
 }
 
@@ -235,7 +236,7 @@ def run_heapmap_stats(run: dict) -> list[dict] | None:
 
 def _empty() -> dict:
     return {"kind": "heapkit-report-input", "meta": {}, "runs": [], "size_runs": [],
-            "traces": {}, "extra": {}}
+            "traces": {}, "extra": {}, "target": []}
 
 
 def _engine_run(obj: dict) -> dict:
@@ -265,11 +266,13 @@ def normalize(obj: Any) -> dict:
         data["size_runs"] = list(obj.get("runs") or [])
     elif kind == "heapkit-explore":
         data["extra"]["explore"] = [obj]
+    elif kind == "heapkit-target":
+        data["target"] = [obj]
     elif obj.get("format") == "heapkit-replay":
         run = _engine_run(obj)
         (data["size_runs"] if obj.get("mode") == "size-search" else data["runs"]).append(run)
     else:
-        raise HeapkitError("results: not a heapkit demo/bench/size file nor hk-replay output")
+        raise HeapkitError("results: not a heapkit demo/bench/size/target file nor hk-replay output")
     for key in ("runs", "size_runs"):
         for run in data[key]:
             if not (isinstance(run, dict) and isinstance(run.get("allocator"), str)
@@ -281,6 +284,7 @@ def normalize(obj: Any) -> dict:
 def merge(into: dict, other: dict) -> dict:
     into["runs"] += other["runs"]
     into["size_runs"] += other["size_runs"]
+    into.setdefault("target", []).extend(other.get("target") or [])
     into["traces"].update(other["traces"])
     into["meta"].update(other["meta"])
     for k, v in other["extra"].items():
@@ -1334,6 +1338,12 @@ def _meta_block(data: dict) -> str:
     return '<p class="meta">' + "; ".join(bits) + "</p>" if bits else ""
 
 
+def _target_section(docs: list) -> str:
+    """The Cortex-M3 section, written by heapkit/target.py from heapkit-target documents."""
+    from . import target
+    return target.report_section(docs)
+
+
 def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
                progress: bool = False) -> str:
     """The whole report page as a string (plots rendered in *workers* processes)."""
@@ -1349,6 +1359,7 @@ def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
         "fits-cse3320": section_cse3320(data),
         "custom-dmm-network": section_explore(data),
         "traces": section_traces(data, st, figs),
+        "target": _target_section(data.get("target") or []),
         "notes": section_notes(data),
     }
     nav = "".join(f'<li><a href="#{k}">{esc(v)}</a></li>' for k, v in SECTIONS.items())
@@ -1415,7 +1426,7 @@ def run(args) -> int:
         print("heapkit report: no --results given, running the demo runs first "
               f"({'quick' if getattr(args, 'quick', False) else 'full'})", file=sys.stderr)
         data = demo.collect(quick=bool(getattr(args, "quick", False)))
-    if not data["runs"] and not data["size_runs"] and not data["extra"].get("explore"):
+    if not (data["runs"] or data["size_runs"] or data["extra"].get("explore") or data.get("target")):
         raise HeapkitError("the results hold no runs")
     path = write_report(data, out, title, workers=2, progress=True)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, "

@@ -1,0 +1,100 @@
+/*
+ * The Cortex-M3 instruction counter (lab/target/): a bare-metal driver that
+ * replays one lab trace, embedded in the image at build time, against every
+ * heapkit catalog entry and peer allocator linked in, and reports the exact
+ * number of instructions each allocator call executed (QEMU mps2-an385,
+ * -icount shift=7, SysTick read around each call; see measure_m3.S).
+ *
+ * The embedded trace (.hkc, "compact trace", written by
+ * lab/heapkit/target.py from a .hkb) replaces the trace's dense ids by
+ * slots: a slot is reused once its block is freed, so the driver's table of
+ * live blocks is as long as the most blocks ever live at once, not the
+ * number of ids. Little-endian 32-bit words:
+ *
+ *   header (8 words): magic TGT_HKC_MAGIC, version 1, records, slots,
+ *                     payload words, ids, 0, 0
+ *   records, one after the other, 1 to 3 words each; word 0 is
+ *   op | slot << 3:
+ *     TGT_OP_MALLOC        size
+ *     TGT_OP_FREE          -
+ *     TGT_OP_CALLOC        size nmemb
+ *     TGT_OP_ALIGNED       size alignment
+ *     TGT_OP_REALLOC       size            (the block in slot moves; it keeps the slot)
+ *     TGT_OP_REALLOC_NULL  size            (realloc(NULL, size) into a new slot)
+ */
+#ifndef LAB_TARGET_ICOUNT_H
+#define LAB_TARGET_ICOUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TGT_HKC_MAGIC 0x43544B48u /* "HKTC" */
+#define TGT_HKC_VERSION 1u
+#define TGT_HKC_HEADER_WORDS 8u
+
+enum {
+    TGT_OP_MALLOC = 0,
+    TGT_OP_FREE = 1,
+    TGT_OP_CALLOC = 2,
+    TGT_OP_ALIGNED = 3,
+    TGT_OP_REALLOC = 4,
+    TGT_OP_REALLOC_NULL = 5
+};
+
+/* Operation kinds reported (realloc(NULL, n) counts as a realloc). */
+enum { TGT_K_MALLOC, TGT_K_FREE, TGT_K_CALLOC, TGT_K_ALIGNED, TGT_K_REALLOC, TGT_KINDS };
+
+/*
+ * One allocator as the driver calls it. Each function is called natively,
+ * with ctx first when has_ctx is set:
+ *   malloc(size)  free(ptr)  realloc(ptr, size)  calloc(nmemb, size)  aligned(alignment, size)
+ * A NULL realloc or calloc is emulated by the driver from the measured calls
+ * it has (malloc + free; malloc + memset) and flagged in the report; a NULL
+ * aligned serves alignments up to max_align with malloc and counts larger
+ * ones as unsupported.
+ */
+typedef struct tgt_heap {
+    uintptr_t ctx;
+    int has_ctx;
+    const void *malloc_fn;
+    const void *free_fn;
+    const void *realloc_fn;
+    const void *calloc_fn;
+    const void *aligned_fn;
+    size_t max_align;      /* alignment every malloc result has */
+    const uint8_t *lo;     /* where blocks may lie */
+    const uint8_t *hi;
+} tgt_heap_t;
+
+typedef struct tgt_alloc {
+    const char *name;
+    const char *family; /* "heapkit" or "peer" */
+    /* Build the heap in [arena, arena + size) (newlib: its own sbrk heap); 0 on success. */
+    int (*setup)(tgt_heap_t *heap, uint8_t *arena, size_t size, const void *arg);
+    const void *arg; /* heapkit: its catalog entry */
+} tgt_alloc_t;
+
+size_t tgt_alloc_count(void);
+const tgt_alloc_t *tgt_alloc_at(size_t i);
+
+/* The arena every in-arena allocator gets (heap_4's ucHeap). */
+extern uint8_t tgt_arena[];
+
+/* measure_m3.S */
+uint32_t tgt_measure(const void *fn, uintptr_t a0, uintptr_t a1, uintptr_t a2);
+uint32_t tgt_measure_empty(void);
+void tgt_cal_nop(void);
+void tgt_cal_1000(void);
+extern uintptr_t tgt_measure_result;
+
+/* probe.c: the trivial allocator the calibration is checked against. */
+void *tgt_probe_bump_malloc(size_t size);
+
+/* trace_blob.S: the embedded trace and the work arrays sized for it. */
+extern const uint32_t tgt_trace[];
+extern const uint32_t tgt_trace_capacity[2]; /* records, slots the arrays below hold */
+extern uint32_t tgt_counts[];
+extern uint32_t tgt_scratch[];
+extern uint32_t tgt_slot_words[]; /* 3 words per slot: pointer, size, pattern seed */
+
+#endif
