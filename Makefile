@@ -17,6 +17,10 @@
 #   make explore   10,500 dmm configurations x the three network applications'
 #                  default traces: Pareto fronts, chosen headers, build/explore/
 #   make fuzz      every fuzzer for FUZZ_SECONDS (default 120) each
+#   make freertos-test   the FreeRTOS applications (real kernel, POSIX port) on every heap
+#   make freertos-bench  the FreeRTOS heap comparison tables (heapkit vs heap_4/heap_5)
+#   make malloc-test   real programs (python3, sqlite3, git, gcc) under LD_PRELOAD=libheapkit_malloc.so
+#   make malloc-bench  wall/CPU time and peak RSS of those programs: glibc, mimalloc, jemalloc, heapkit
 #   make sizes     the .text/.data/.bss table for Cortex-M0+/M3/M4F and RV32IMAC
 #   make target-test  the test suite cross-built for bare metal (ports/baremetal)
 #                  and run in QEMU: mps2-an385 (Cortex-M3) and virt (RV32IMAC)
@@ -38,7 +42,7 @@ FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SECONDS ?= 120
 
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
-                gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 \
+                gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 python3 git time \
                 libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt \
                 qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf
 VENV := .venv
@@ -52,9 +56,10 @@ TIMING := $(BUILD)/timing.txt
 timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
+        freertos-build freertos-test freertos-bench malloc-test malloc-bench \
         timing-start timing-report target-test target-icount-test
 
-test: timing-start deps venv gcc-test lab-test asan-test clang-test target-test target-icount-test fuzz-smoke freestanding sizes timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -135,6 +140,26 @@ fuzz-smoke:
 
 fuzz: fuzz-build
 	tests/fuzz/run_fuzzers.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(JOBS)
+
+freertos-build: deps
+	cmake -S . -B $(BUILD)/freertos -DCMAKE_C_COMPILER=gcc -DHEAPKIT_LAB=OFF -DHEAPKIT_FREERTOS_TESTS=ON
+	cmake --build $(BUILD)/freertos -j $(JOBS) --target freertos-apps
+
+freertos-test:
+	@echo "== FreeRTOS kernel V11.2.0 (POSIX port) applications on heapkit's heaps and heap_4/heap_5"
+	@$(call timed,freertos build + applications,$(MAKE) --no-print-directory freertos-build && \
+	  ctest --test-dir $(BUILD)/freertos -L freertos -j $(JOBS) --output-on-failure)
+
+freertos-bench: freertos-build
+	@sh tests/freertos/bench_table.sh $(foreach h,heap_4 heap_5 buddy tlsf pools,$(BUILD)/freertos/tests/freertos/fr_bench_$(h))
+
+malloc-test:
+	@echo "== real programs under LD_PRELOAD=libheapkit_malloc.so with every allocator, against glibc malloc"
+	@$(call timed,malloc real programs,$(MAKE) --no-print-directory build && \
+	  tests/posix/run_programs.sh $(BUILD)/gcc/ports/posix/libheapkit_malloc.so)
+
+malloc-bench: build
+	$(VENV)/bin/python tools/bench_programs.py --lib $(BUILD)/gcc/ports/posix/libheapkit_malloc.so
 
 freestanding:
 	@echo "== freestanding check"

@@ -1,6 +1,7 @@
 """The ``heapkit`` command line.
 
-Subcommands: import, gen, info, workloads, bench, size, trace, report, demo, explore, netapp.
+Subcommands: import, gen, info, workloads, bench, size, trace, report, demo, explore, netapp,
+kth-release (heapkit/kth_release.py).
 ``trace`` (capture a program), ``report`` and ``demo`` are implemented in
 heapkit/capture.py, heapkit/report.py and heapkit/demo.py, each exposing
 ``run(args: argparse.Namespace) -> int``; bench and size drive the replay
@@ -475,6 +476,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return int(_plugin("explore", "explore").main(args) or 0)
 
 
+def cmd_kth_release(args: argparse.Namespace) -> int:
+    return int(_plugin("kth_release", "kth-release").run(args) or 0)
+
+
 # --------------------------------------------------------------------------
 # parser
 
@@ -674,6 +679,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-firmware", action="store_true",
                    help="do not compile the chosen header into a Cortex-M3 firmware image")
     s.set_defaults(func=cmd_explore)
+
+    s = sub.add_parser("kth-release", help="buddy-kth Figure 2: memory returned to the OS",
+                       description="Run the kth benchmark process on heapkit's buddy under "
+                       "LD_PRELOAD=libheapkit_malloc.so without and with HEAPKIT_RELEASE=1 "
+                       "(default and 8 KiB regions) and under glibc; print memory and cost "
+                       "(medians of interleaved runs).")
+    s.add_argument("--repeats", type=_positive_int, default=3, metavar="N",
+                   help="runs per configuration (default 3)")
+    s.add_argument("--allocs", type=_positive_int, default=50000, metavar="N",
+                   help="kth allocations (default 50000, the lab's kth workload)")
+    s.add_argument("--slots", type=_positive_int, default=4096, metavar="N",
+                   help="kth slot buffer (default 4096)")
+    s.add_argument("--json", metavar="FILE", help="also write the measurements here")
+    s.set_defaults(func=cmd_kth_release)
     return p
 
 

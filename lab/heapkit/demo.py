@@ -18,6 +18,10 @@ Steps (``collect`` then ``run``):
    at once (default 2), longest first, behind a tqdm progress bar. An
    allocation failure is a result; a run the engine refuses becomes an
    ``error`` entry (n/a in the report) instead of stopping the demo.
+   Then buddy-kth Figure 2 (:mod:`heapkit.kth_release`: the kth process
+   under libheapkit_malloc.so with and without HEAPKIT_RELEASE, 3 runs each,
+   1 with ``--quick``), stored as ``extra.kth_release`` or, when it cannot
+   run, as the reason.
 3. Output: the summary table on stdout, ``OUTDIR/results.json`` (the
    report's input, ``kind: heapkit-demo``) and ``OUTDIR/report.html``.
 
@@ -273,6 +277,15 @@ def default_arena(peak_live: int) -> int:
     return (max(64 * 1024, 4 * peak_live) + 63) // 64 * 64
 
 
+def _kth_release(quick: bool) -> dict:
+    """buddy-kth Figure 2 (heapkit/kth_release.py), or why it is missing."""
+    from . import kth_release
+    try:
+        return kth_release.measure(repeats=1 if quick else 3)
+    except HeapkitError as e:
+        return {"error": str(e)}
+
+
 def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,
             progress: bool = True, workdir: str | os.PathLike | None = None) -> dict:
     """Prepare the traces, run everything, return the report's input (``heapkit-demo``)."""
@@ -309,6 +322,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         t_prep = time.perf_counter() - t0
         tasks = _tasks(made, allocs, quick)
         data = _execute(tasks, made, allocs, info, jobs, progress)
+        data["extra"]["kth_release"] = _kth_release(quick)
     finally:
         if own_tmp:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -288,6 +288,9 @@ def merge(into: dict, other: dict) -> dict:
     into["traces"].update(other["traces"])
     into["meta"].update(other["meta"])
     for k, v in other["extra"].items():
+        if isinstance(v, dict):     # one measurement (kth_release): the last file's wins
+            into["extra"][k] = v
+            continue
         into["extra"].setdefault(k, [])
         into["extra"][k] += v
     if other.get("kind") == "heapkit-demo":
@@ -593,6 +596,37 @@ def fig_kth_memory(runs: dict[str, dict], allocs: Sequence[str]) -> str | None:
         ax.axis("off")
     h, lab = axes.flat[0].get_legend_handles_labels()
     fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return _png(fig)
+
+
+def fig_kth_release(kr: dict) -> str | None:
+    """buddy-kth Figure 2: memory mapped from the OS, given to the user and free in the regions."""
+    from matplotlib.ticker import MaxNLocator
+    panels = [c for c in kr.get("configs", []) if c.get("series", {}).get("op")]
+    if not panels:
+        return None
+    plt = _plt()
+    ncol = min(3, len(panels))
+    nrow = (len(panels) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(13, 2.7 * nrow + 0.4), squeeze=False, sharey=True)
+    for ax, c in zip(axes.flat, panels):
+        s = c["series"]
+        op = np.asarray(s["op"], dtype=float)
+        mapped = np.asarray(s["mapped"], dtype=float) / 1024
+        used = np.asarray(s["used"], dtype=float) / 1024
+        free = np.asarray(s["free"], dtype=float) / 1024
+        ax.plot(op, mapped, color="purple", label="mapped from the OS")
+        ax.plot(op, used, color="tab:blue", label="given to the user")
+        ax.plot(op, free, color="tab:green", label="free inside the heap")
+        ax.set_title(c["label"], fontsize=9)
+        ax.set_xlabel("balloc calls")
+        ax.set_ylabel("KiB")
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    h, lab = axes.flat[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return _png(fig)
 
@@ -1080,7 +1114,7 @@ def section_kth(data: dict, st: Styles, figs: Figures) -> str:
     trace = "kth"
     runs = runs_of(data, trace)
     extra = data["extra"]
-    if not runs and not extra.get("kth_levels"):
+    if not runs and not extra.get("kth_levels") and not extra.get("kth_release"):
         return missing(trace, "run <code>heapkit demo</code> (or <code>heapkit bench "
                        "--workload kth --json</code> for Figure 1).")
     names = allocator_order(data)
@@ -1096,11 +1130,7 @@ def section_kth(data: dict, st: Styles, figs: Figures) -> str:
                      "blocks from the top of its arena, so its footprint is the whole arena "
                      "from the first allocation."))
     parts.append("<h3>Figure 2: with blocks returned to the OS</h3>")
-    parts.append('<p class="na">Not reproduced: the paper\'s optimisation hands free level-7 '
-                 "blocks back to the OS (munmap). That needs a hosted buddy that obtains its "
-                 "top-level blocks from the OS; heapkit's buddy manages one fixed arena and "
-                 "has nothing to return, and no hosted variant exists yet. No figure is "
-                 "shown rather than a substitute.</p>")
+    parts.append(section_kth_release(extra.get("kth_release"), figs))
     parts.append("<h3>Figure 3: malloc cost over the run</h3>")
     parts.append(figs.img(fig_kth_time, (extra.get("kth_windows", []), focus, st),
                           "kth cost over time"))
@@ -1141,6 +1171,33 @@ def section_kth(data: dict, st: Styles, figs: Figures) -> str:
                          "block is far above a 1-8 byte request still fit every slot at level 0 "
                          "(failures, if any, are marked). The paper plots the total cost of "
                          "100,000 ballocs, i.e. 100,000 x the mean. " + esc(NOISE_NOTE)))
+    return "\n".join(parts)
+
+
+def section_kth_release(kr: dict | None, figs: Figures) -> str:
+    if not kr or not kr.get("configs"):
+        why = f" ({esc(kr['error'])})" if kr and kr.get("error") else ""
+        return ('<p class="na">Not in these results' + why + ": run <code>heapkit demo</code> or "
+                "<code>heapkit kth-release</code> (it needs libheapkit_malloc.so and "
+                "hk-kth-process from the CMake build).</p>")
+    from .kth_release import TABLE_HEAD, table_rows
+    parts = [figs.img(fig_kth_release, (kr,), "kth memory with and without release to the OS")]
+    parts.append(table(TABLE_HEAD, table_rows(kr)))
+    parts.append(cap(
+        f"The kth process ({kr['allocs']} allocations into {kr['slots']} slots, the same request "
+        "sequence as the <code>kth</code> trace) calling malloc/free under "
+        "LD_PRELOAD=libheapkit_malloc.so with HEAPKIT_ALLOCATOR=buddy. HEAPKIT_RELEASE=1 is the "
+        "paper's optimisation: a region (heapkit's unit of memory from mmap, a set of top-level "
+        "buddy blocks) is munmapped as soon as no used block is left in it. With the default "
+        "regions (1 MiB, doubling) a region almost never empties while the buffer is full, so "
+        "the option only helps at the end; with 8 KiB regions (the closest to the paper's 4 KiB "
+        "top-level blocks that still holds a 4 KiB block next to buddy's control data) it maps "
+        "and unmaps thousands of times. 'Mapped' counts region control data (about 1.4 KiB of an "
+        "8 KiB region); 'used' is the usable size of live blocks (buddy's power-of-two sizes). "
+        "glibc's line is mallinfo2 (arena plus mmapped bytes). Times are medians of "
+        f"{kr['repeats']} interleaved runs of the whole process on a shared host; with many "
+        "small regions malloc also pays for scanning them in address order. Reproduce with "
+        f"<code>{esc(kr['command'])}</code>."))
     return "\n".join(parts)
 
 
@@ -1271,8 +1328,9 @@ PAPER_NOTES = [
      "pools from a SimpleDMA on demand while poolset carves its classes when the heap is "
      "made, so 'total bytes' is shown with and without the free slots."),
     ("buddy-kth", "Figure 1 is reproduced with the arena footprint in place of memory obtained "
-     "from the OS; Figure 2 (blocks returned to the OS) is not: it needs a hosted buddy that "
-     "gets its top-level blocks from mmap, and none exists in heapkit. Figure 3 is "
+     "from the OS; Figure 2 (blocks returned to the OS) with heapkit's buddy under "
+     "libheapkit_malloc.so, which maps regions from the OS and munmaps empty ones with "
+     "HEAPKIT_RELEASE=1 (a region stands for the paper's top-level block). Figure 3 is "
      "approximated by cumulative quantiles over prefixes of the trace (the engine reports "
      "quantiles, not per-call samples); Figure 4 by one trace per size level. 'system' is the "
      "C library's malloc of this host (glibc unless LD_PRELOAD says otherwise)."),

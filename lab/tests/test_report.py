@@ -317,10 +317,40 @@ def test_cse3320_counters_and_timing(hand_page):
 def test_kth_section(hand_page):
     _, page = hand_page
     sec = sections(page)["buddy-kth"]
-    assert "Figure 2" in sec and "Not reproduced" in sec
+    assert "Figure 2" in sec and "Not in these results" in sec and "heapkit kth-release" in sec
     assert sec.count('src="data:image/png') == 3    # figures 1, 3 and 4
     for lvl in range(3):
         assert f"level {lvl}: {1 + lvl}-{8 + lvl} B" in sec
+
+
+def _kth_release_config(name: str, n: int) -> dict:
+    return {"name": name, "label": f"label {name}", "env": {},
+            "series": {"op": [0, 10, 20], "mapped": [0, 8192, 4096 * n], "used": [0, 100, 200],
+                       "free": [0, 50, 60], "regions": [0, 1, n]},
+            "peak_mapped": 8192 * n, "final_mapped": 4096 * n, "final_used": 200,
+            "wall_ms": 10.0 + n, "malloc_p50": 100 + n, "malloc_mean": 200 + n,
+            "free_p50": 50, "free_mean": 60, "region_maps": 7 * n, "region_unmaps": 3 * n}
+
+
+def test_kth_figure_2_from_kth_release():
+    data = hand_made()
+    data["extra"]["kth_release"] = {
+        "allocs": 1000, "slots": 64, "repeats": 3, "every": 5,
+        "command": "heapkit kth-release --repeats 3 --allocs 1000 --slots 64",
+        "configs": [_kth_release_config("buddy", 1), _kth_release_config("buddy+release", 2)]}
+    sec = sections(rep.build_html(rep.normalize(data)))["buddy-kth"]
+    assert "Not in these results" not in sec
+    assert sec.count('src="data:image/png') == 4    # figure 2 too
+    assert "heapkit kth-release --repeats 3 --allocs 1000 --slots 64" in sec
+    for cell in ("buddy+release", ">16<", ">8<", ">14<", ">6<", ">202<"):  # peak KiB, final KiB, maps, unmaps, mean ns
+        assert cell in sec, cell
+
+
+def test_kth_figure_2_reports_why_it_is_missing():
+    data = hand_made()
+    data["extra"]["kth_release"] = {"error": "hk-kth-process: malloc(5) failed"}
+    sec = sections(rep.build_html(rep.normalize(data)))["buddy-kth"]
+    assert "Not in these results (hk-kth-process: malloc(5) failed)" in sec
 
 
 def test_missing_trace_sections_say_so():

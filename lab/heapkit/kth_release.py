@@ -1,0 +1,138 @@
+"""buddy-kth Figure 2: heapkit's buddy returning free memory to the OS.
+
+The buddy-kth seed's optimisation hands wholly free top-level blocks back to
+the OS. libheapkit_malloc.so (ports/posix) does it with HEAPKIT_RELEASE=1: a
+region (a set of top-level buddy blocks mapped with mmap) is munmapped as
+soon as no used block is left in it. This module runs the seed's benchmark
+process (``hk-kth-process``: exactly the lab's ``kth`` workload, calling
+malloc/free) under LD_PRELOAD=libheapkit_malloc.so with HEAPKIT_ALLOCATOR=buddy,
+without and with the option, at two region sizes, and under glibc for
+reference; it records memory over time (bytes mapped from the OS, given to the
+user, free inside the regions) and the per-call cost (medians over repeated,
+interleaved runs).
+
+    heapkit kth-release [--repeats N] [--allocs N] [--slots N] [--json FILE]
+
+``heapkit demo`` runs it too (``extra.kth_release`` in results.json) and the
+report draws Figure 2 from it; the --json file is a results document that
+``heapkit report`` takes as well.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from . import native
+from .errors import HeapkitError
+from .native import BUILD_DIR
+
+LIB_ENV, LIB_TARGET = "HEAPKIT_MALLOC_LIB", "heapkit_malloc"
+DRIVER_ENV, DRIVER_TARGET = "HEAPKIT_KTH_PROCESS", "hk-kth-process"
+# The paper's top-level blocks are 4 KiB pages; 8 KiB is the smallest region
+# that holds a 4 KiB buddy block next to buddy's control data.
+SMALL_REGION = 8192
+
+CONFIGS = [
+    ("glibc", "glibc malloc (mallinfo2)", None),
+    ("buddy", "buddy, default regions (1 MiB, doubling)", {}),
+    ("buddy+release", "buddy, default regions, HEAPKIT_RELEASE=1", {"HEAPKIT_RELEASE": "1"}),
+    ("buddy-8k", "buddy, 8 KiB regions", {"HEAPKIT_REGION_MIN": str(SMALL_REGION),
+                                          "HEAPKIT_REGION_MAX": str(SMALL_REGION)}),
+    ("buddy-8k+release", "buddy, 8 KiB regions, HEAPKIT_RELEASE=1",
+     {"HEAPKIT_REGION_MIN": str(SMALL_REGION), "HEAPKIT_REGION_MAX": str(SMALL_REGION),
+      "HEAPKIT_RELEASE": "1"}),
+]
+
+
+def _paths() -> tuple[Path, Path]:
+    lib = native.find(LIB_ENV, LIB_TARGET, BUILD_DIR / "ports" / "posix" / "libheapkit_malloc.so")
+    drv = native.find(DRIVER_ENV, DRIVER_TARGET, BUILD_DIR / "ports" / "posix" / DRIVER_TARGET)
+    return lib, drv
+
+
+def _run(driver: Path, lib: Path, extra: dict | None, allocs: int, slots: int, every: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPKIT_") and k != "LD_PRELOAD"}
+    if extra is not None:
+        env.update(LD_PRELOAD=str(lib), HEAPKIT_ALLOCATOR="buddy", **extra)
+    proc = subprocess.run([str(driver), str(allocs), str(slots), "1", str(every)], env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        raise HeapkitError(f"{DRIVER_TARGET}: {last[0]}")
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise HeapkitError(f"{DRIVER_TARGET} printed malformed JSON ({e})") from None
+
+
+def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096) -> dict:
+    """Every configuration *repeats* times, interleaved; series from the first run, medians of the timings."""
+    if repeats < 1 or allocs < 1 or slots < 1:
+        raise HeapkitError("kth-release: repeats, allocs and slots must be >= 1")
+    lib, driver = _paths()
+    every = max(1, allocs // 200)
+    runs: dict[str, list[dict]] = {name: [] for name, _, _ in CONFIGS}
+    for r in range(repeats):
+        order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
+        for name, _, extra in order:
+            runs[name].append(_run(driver, lib, extra, allocs, slots, every))
+    out = []
+    for name, label, extra in CONFIGS:
+        rs = runs[name]
+        first = rs[0]
+        s = first["series"]
+        entry: dict[str, Any] = {
+            "name": name, "label": label, "env": extra,
+            "series": {k: s[k] for k in ("op", "mapped", "used", "free", "regions")},
+            "peak_mapped": max(s["mapped"]), "final_mapped": s["mapped"][-1],
+            "final_used": s["used"][-1],
+            "wall_ms": statistics.median(x["wall_ns"] for x in rs) / 1e6,
+            "malloc_p50": statistics.median(x["timing"]["malloc"]["p50"] for x in rs),
+            "malloc_mean": statistics.median(x["timing"]["malloc"]["mean"] for x in rs),
+            "free_p50": statistics.median(x["timing"]["free"]["p50"] for x in rs),
+            "free_mean": statistics.median(x["timing"]["free"]["mean"] for x in rs),
+        }
+        if "heapkit" in first:
+            entry.update(region_maps=first["heapkit"]["region_maps"],
+                         region_unmaps=first["heapkit"]["region_unmaps"])
+        out.append(entry)
+    return {"allocs": allocs, "slots": slots, "repeats": repeats, "every": every,
+            "command": f"heapkit kth-release --repeats {repeats} --allocs {allocs} --slots {slots}",
+            "configs": out}
+
+
+def table_rows(data: dict) -> list[list[str]]:
+    rows = []
+    for c in data["configs"]:
+        rows.append([c["name"], f"{c['peak_mapped'] / 1024:.0f}", f"{c['final_mapped'] / 1024:.0f}",
+                     f"{c['final_used'] / 1024:.0f}",
+                     str(c.get("region_maps", "")), str(c.get("region_unmaps", "")),
+                     f"{c['malloc_p50']:.0f}", f"{c['malloc_mean']:.0f}", f"{c['free_mean']:.0f}",
+                     f"{c['wall_ms']:.0f}"])
+    return rows
+
+
+TABLE_HEAD = ["configuration", "peak mapped KiB", "final mapped KiB", "final used KiB", "maps",
+              "unmaps", "malloc p50 ns", "malloc mean ns", "free mean ns", "run ms"]
+
+
+def run(args) -> int:
+    """``heapkit kth-release``: measure and print the table (and the JSON with --json)."""
+    from .report import text_table
+    data = measure(repeats=args.repeats, allocs=args.allocs, slots=args.slots)
+    print(f"kth process ({data['allocs']} allocs, {data['slots']} slots) on buddy under "
+          f"LD_PRELOAD=libheapkit_malloc.so; medians of {data['repeats']} interleaved runs")
+    print(text_table(TABLE_HEAD, table_rows(data)))
+    if args.json:
+        # A results document 'heapkit report' takes, alone or next to a demo's results.json.
+        doc = {"kind": "heapkit-demo", "version": 1, "meta": {}, "runs": [], "size_runs": [],
+               "traces": {}, "extra": {"kth_release": data}}
+        try:
+            Path(args.json).write_text(json.dumps(doc) + "\n")
+        except OSError as e:
+            raise HeapkitError(f"{args.json}: cannot write: {e.strerror or e}") from None
+    return 0

@@ -1,0 +1,58 @@
+"""buddy-kth Figure 2: the kth process under libheapkit_malloc.so with and
+without HEAPKIT_RELEASE (heapkit/kth_release.py, `heapkit kth-release`).
+Builds libheapkit_malloc.so and hk-kth-process if the build tree lacks them."""
+
+import json
+
+import pytest
+
+from heapkit import cli, kth_release
+from heapkit import report as rep
+
+
+@pytest.fixture(scope="module")
+def small():
+    return kth_release.measure(repeats=1, allocs=4000, slots=512)
+
+
+def test_every_configuration_measured(small):
+    names = [c["name"] for c in small["configs"]]
+    assert names == [name for name, _, _ in kth_release.CONFIGS]
+    for c in small["configs"]:
+        s = c["series"]
+        assert len(s["op"]) == len(s["mapped"]) == len(s["used"]) == len(s["free"]) >= 2
+        assert s["op"][-1] == 4000
+        assert c["malloc_p50"] > 0 and c["wall_ms"] > 0
+
+
+def test_release_gives_regions_back_and_only_with_the_option(small):
+    by = {c["name"]: c for c in small["configs"]}
+    assert by["buddy-8k"]["region_unmaps"] == 0 and by["buddy"]["region_unmaps"] == 0
+    assert by["buddy-8k+release"]["region_unmaps"] > 0
+    assert by["buddy-8k+release"]["region_maps"] > by["buddy-8k"]["region_maps"]
+    # Same request sequence, same buddy: the same bytes are live whatever the option.
+    used = {by[n]["final_used"] for n in ("buddy", "buddy+release", "buddy-8k", "buddy-8k+release")}
+    assert len(used) == 1
+    for n in ("buddy", "buddy+release", "buddy-8k", "buddy-8k+release"):
+        c = by[n]
+        assert all(u <= m for u, m in zip(c["series"]["used"], c["series"]["mapped"]))
+    assert by["buddy-8k+release"]["final_mapped"] <= by["buddy-8k"]["final_mapped"]
+
+
+def test_cli_table_and_json_the_report_takes(tmp_path, capsys):
+    out = tmp_path / "kth.json"
+    assert cli.main(["kth-release", "--repeats", "1", "--allocs", "2000", "--slots", "128",
+                     "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "buddy-8k+release" in text and "unmaps" in text
+    data = rep.load([out])
+    assert data["extra"]["kth_release"]["allocs"] == 2000
+    sec = rep.section_kth_release(data["extra"]["kth_release"], rep.Figures())
+    assert "heapkit kth-release --repeats 1 --allocs 2000 --slots 128" in sec
+    assert json.loads(out.read_text())["kind"] == "heapkit-demo"
+
+
+def test_cli_bad_argument_is_one_line(capsys):
+    assert cli.main(["kth-release", "--repeats", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("heapkit: error: ") and "--repeats" in err[0]
