@@ -81,7 +81,7 @@ HKC_MALLOC, HKC_FREE, HKC_CALLOC, HKC_ALIGNED, HKC_REALLOC, HKC_REALLOC_NULL = r
 _HEAPKIT_CODE = {
     "bump": ["bump"], "seqfit": ["seqfit", "tagged"], "buddy": ["buddy"],
     "tlsf": ["tlsf", "tagged"], "poolset": ["pool", "bump"], "lfpool": ["pool_lockfree"],
-    "pool": ["pool", "bump"],
+    "pool": ["pool", "bump"], "dmm": ["dmm", "tagged"],
 }
 _NEWLIB_MEMBERS = ("lib_a-mallocr.o", "lib_a-freer.o", "lib_a-reallocr.o", "lib_a-callocr.o",
                    "lib_a-malignr.o", "lib_a-malloc.o", "lib_a-mlock.o", "lib_a-sbrkr.o")
