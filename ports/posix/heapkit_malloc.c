@@ -594,7 +594,7 @@ static void *alloc_locked(size_t alignment, size_t n, int *fresh)
     *fresh = 0;
     if (n < mmap_threshold) {
         p = alignment <= 16 ? hk_regions_malloc(regions, n) : hk_regions_aligned_alloc(regions, alignment, n);
-        if (p == NULL && alignment <= entry->max_align && grow(n + alignment)) {
+        if (p == NULL && alignment <= entry->max_align && n <= SIZE_MAX - alignment && grow(n + alignment)) {
             p = alignment <= 16 ? hk_regions_malloc(regions, n) : hk_regions_aligned_alloc(regions, alignment, n);
         }
     }
@@ -670,11 +670,9 @@ static void *realloc_big(size_t i, size_t n)
     if (q == MAP_FAILED) {
         return NULL;
     }
+    /* The removal leaves room in the table, so re-filing the block cannot fail. */
     big_remove(i);
-    if (!big_insert((uintptr_t)q, len)) {
-        munmap(q, len);
-        return NULL;
-    }
+    (void)big_insert((uintptr_t)q, len);
     return q;
 }
 
@@ -726,14 +724,17 @@ static void *alloc_api(const char *name, size_t alignment, size_t n, int zero)
 
 EXPORT void *malloc(size_t n) { return alloc_api("malloc", 16, n, 0); }
 
+/* free and posix_memalign leave errno alone (POSIX 2024), whatever munmap or a report does. */
 EXPORT void free(void *ptr)
 {
+    int saved_errno = errno;
     if (ptr == NULL) {
         return;
     }
     enter("free");
     free_locked(ptr);
     leave();
+    errno = saved_errno;
 }
 
 EXPORT void *calloc(size_t count, size_t size)
@@ -779,11 +780,14 @@ static int pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 EXPORT int posix_memalign(void **out, size_t alignment, size_t n)
 {
+    int saved_errno;
     void *p;
     if (!pow2(alignment) || alignment % sizeof(void *) != 0) {
         return EINVAL;
     }
+    saved_errno = errno;
     p = alloc_api("posix_memalign", alignment, n, 0);
+    errno = saved_errno;
     if (p == NULL) {
         return ENOMEM;
     }

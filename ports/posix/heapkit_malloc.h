@@ -10,8 +10,10 @@
  *
  *   HEAPKIT_ALLOCATOR       buddy, buddy-lazy, tlsf (default), tlsf-sl2,
  *                           seqfit-first, seqfit-next, seqfit-best,
- *                           seqfit-worst; any other name prints one line
- *                           and aborts
+ *                           seqfit-worst, or a dmm preset but dmm-ose
+ *                           (16-byte alignment only: larger alignments get
+ *                           a page mapping each); any other name prints one
+ *                           line and aborts
  *   HEAPKIT_RELEASE=1       munmap a region as soon as it holds no used
  *                           block (buddy-kth's return of free top-level
  *                           blocks to the OS)
