@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stddef.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,18 @@ typedef struct sample {
     size_t free_bytes;
     size_t regions;
 } sample_t;
+
+/* One field of every sample as a JSON array: "name": [v, ...] then tail. */
+static void print_column(const char *name, const sample_t *series, size_t n, size_t offset, const char *tail)
+{
+    printf("\"%s\": [", name);
+    for (size_t i = 0; i < n; i++) {
+        size_t value;
+        memcpy(&value, (const char *)&series[i] + offset, sizeof value);
+        printf("%s%zu", i ? ", " : "", value);
+    }
+    printf("]%s", tail);
+}
 
 static heapkit_malloc_info_fn query;
 
@@ -202,27 +215,13 @@ int main(int argc, char **argv)
                "\"mapped_peak\": %zu, \"regions\": %zu},\n",
                fin.allocator, fin.release, fin.region_maps, fin.region_unmaps, fin.mapped_peak, fin.regions);
     }
-    printf("\"series\": {\"op\": [");
-    for (size_t i = 0; i < n_series; i++) {
-        printf("%s%zu", i ? ", " : "", series[i].op);
-    }
-    printf("],\n\"mapped\": [");
-    for (size_t i = 0; i < n_series; i++) {
-        printf("%s%zu", i ? ", " : "", series[i].mapped);
-    }
-    printf("],\n\"used\": [");
-    for (size_t i = 0; i < n_series; i++) {
-        printf("%s%zu", i ? ", " : "", series[i].used);
-    }
-    printf("],\n\"free\": [");
-    for (size_t i = 0; i < n_series; i++) {
-        printf("%s%zu", i ? ", " : "", series[i].free_bytes);
-    }
-    printf("],\n\"regions\": [");
-    for (size_t i = 0; i < n_series; i++) {
-        printf("%s%zu", i ? ", " : "", series[i].regions);
-    }
-    printf("]},\n\"timing\": {\n");
+    printf("\"series\": {");
+    print_column("op", series, n_series, offsetof(sample_t, op), ",\n");
+    print_column("mapped", series, n_series, offsetof(sample_t, mapped), ",\n");
+    print_column("used", series, n_series, offsetof(sample_t, used), ",\n");
+    print_column("free", series, n_series, offsetof(sample_t, free_bytes), ",\n");
+    print_column("regions", series, n_series, offsetof(sample_t, regions), "},\n");
+    printf("\"timing\": {\n");
     print_quantiles("malloc", t_malloc, n_malloc, 0);
     print_quantiles("free", t_free, n_free, 1);
     printf("}}\n");
