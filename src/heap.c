@@ -58,6 +58,41 @@ const char *hk_error_name(hk_error_t error)
     return "unknown error";
 }
 
+const char *hk_check_name(hk_check_t code)
+{
+    switch (code) {
+    case HK_CHECK_OK:
+        return "ok";
+    case HK_CHECK_RANGE:
+        return "block or link outside the heap";
+    case HK_CHECK_ALIGN:
+        return "misaligned block, link or size";
+    case HK_CHECK_SIZE:
+        return "impossible block size";
+    case HK_CHECK_NEIGHBOUR:
+        return "size disagrees with the neighbour's view";
+    case HK_CHECK_STATE:
+        return "used/free state inconsistent";
+    case HK_CHECK_UNMERGED:
+        return "free neighbours not merged";
+    case HK_CHECK_LINK:
+        return "broken free-list link";
+    case HK_CHECK_LIST:
+        return "free block on the wrong list";
+    case HK_CHECK_COUNT:
+        return "lists and chain disagree";
+    case HK_CHECK_STATS:
+        return "counters disagree with the blocks";
+    case HK_CHECK_CANARY:
+        return "canary overwritten";
+    case HK_CHECK_POISON:
+        return "free-block poison overwritten";
+    case HK_CHECK_CONTROL:
+        return "control structure damaged";
+    }
+    return "unknown check code";
+}
+
 void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t size)
 {
     void *moved = heap->ops->malloc(heap, size);
@@ -180,9 +215,9 @@ void hk_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
     unlock(heap);
 }
 
-int hk_check(hk_heap_t *heap)
+hk_check_t hk_check(hk_heap_t *heap)
 {
-    int rc;
+    hk_check_t rc;
     lock(heap);
     rc = heap->ops->check(heap);
     unlock(heap);

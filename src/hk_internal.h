@@ -26,6 +26,46 @@
 #define hk_memset memset
 #endif
 
+/* Internal preconditions: checked in debug builds (HK_DEBUG), free otherwise. */
+#ifdef HK_DEBUG
+#include <assert.h>
+#define HK_ASSERT(cond) assert(cond)
+#else
+#define HK_ASSERT(cond) ((void)0)
+#endif
+
+/* The hardening level's parts (HK_HARDENING in heapkit.h). */
+#define HK_CHECKS (HK_HARDENING >= 1)
+#define HK_CANARIES (HK_HARDENING >= 2)
+#define HK_VALIDATE_EVERY_CALL (HK_HARDENING >= 3)
+
+/*
+ * Level 2 patterns, as ESP-IDF's comprehensive poisoning: the bytes after a
+ * used block's requested size hold HK_CANARY_BYTE, a free block's payload
+ * (beyond the allocator's own links) holds HK_POISON_BYTE.
+ */
+#define HK_CANARY_BYTE 0xCAu
+#define HK_POISON_BYTE 0xFEu
+/* Room every level-2 block keeps after its request, so a canary always exists. */
+#define HK_CANARY_ROOM ((size_t)(HK_CANARIES ? 4u : 0u))
+
+/* Fill [from, to) with byte; check that [from, to) holds only byte. */
+static inline void hk_fill(void *from, const void *to, unsigned char byte)
+{
+    hk_memset(from, byte, (size_t)((const unsigned char *)to - (unsigned char *)from));
+}
+
+static inline int hk_filled(const void *from, const void *to, unsigned char byte)
+{
+    const unsigned char *p = (const unsigned char *)from;
+    while (p < (const unsigned char *)to) {
+        if (*p++ != byte) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 #define HK_STATIC_ASSERT(cond, name) typedef char hk_static_assert_##name[(cond) ? 1 : -1]
 
 HK_STATIC_ASSERT((HK_ALIGN & (HK_ALIGN - 1)) == 0, align_is_power_of_two);
@@ -198,7 +238,7 @@ void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t s
     static size_t prefix##_op_usable(hk_heap_t *h, const void *p) { return prefix##_usable_size((type *)h, p); } \
     static void prefix##_op_stats(hk_heap_t *h, hk_stats_t *s) { prefix##_get_stats((type *)h, s); }            \
     static void prefix##_op_walk(hk_heap_t *h, hk_walk_fn f, void *c) { prefix##_walk((type *)h, f, c); }       \
-    static int prefix##_op_check(hk_heap_t *h) { return prefix##_check((type *)h); }                             \
+    static hk_check_t prefix##_op_check(hk_heap_t *h) { return (hk_check_t)prefix##_check((type *)h); }           \
     static int prefix##_op_owns(const hk_heap_t *h, const void *p) { return prefix##_owns((const type *)h, p); } \
     static const hk_ops_t prefix##_ops = {name,              prefix##_op_malloc, aligned,                       \
                                           prefix##_op_realloc, prefix##_op_free,  prefix##_op_usable,           \

@@ -38,6 +38,26 @@ extern "C" {
 #error "HK_ALIGN must be 8 or 16"
 #endif
 
+/*
+ * How much checking every allocator does, build-wide (README: "Hardening
+ * levels" has the table of what each level detects and costs):
+ *   0  none, as o1heap and TLSF: misuse is undefined behaviour;
+ *   1  constant-time checks of every pointer handed in and every block an
+ *      operation touches (range, alignment, used/free state, a block's size
+ *      against its neighbour's view of it, free-list links); damage is
+ *      reported and the damaged block is taken out of service (default);
+ *   2  level 1, plus a canary after each block's requested size (checked on
+ *      free and realloc) and poisoned free payloads (checked when handed out);
+ *   3  level 2, plus a full hk_check before and after every uniform call.
+ */
+#ifndef HK_HARDENING
+#define HK_HARDENING 1
+#endif
+
+#if HK_HARDENING < 0 || HK_HARDENING > 3
+#error "HK_HARDENING must be 0, 1, 2 or 3"
+#endif
+
 /* Result of an init call. */
 typedef enum hk_status {
     HK_OK = 0,
@@ -52,6 +72,27 @@ typedef enum hk_error {
     HK_ERR_INTERIOR_PTR = 3,  /* inside the heap but not the start of a block */
     HK_ERR_CORRUPT = 4        /* a header or control structure fails validation */
 } hk_error_t;
+
+/*
+ * What hk_check() found: HK_CHECK_OK, or the first broken invariant.
+ * hk_check_name() gives each a short phrase.
+ */
+typedef enum hk_check {
+    HK_CHECK_OK = 0,
+    HK_CHECK_RANGE,     /* a block or link lies outside the heap */
+    HK_CHECK_ALIGN,     /* a block, link or size is misaligned */
+    HK_CHECK_SIZE,      /* a block size is impossible (too small, too large) */
+    HK_CHECK_NEIGHBOUR, /* a block's size disagrees with its neighbour's view of it */
+    HK_CHECK_STATE,     /* used/free flags disagree (a free block marked used, ...) */
+    HK_CHECK_UNMERGED,  /* two free neighbours that should have been merged */
+    HK_CHECK_LINK,      /* a free-list link is broken (not doubly linked, loops) */
+    HK_CHECK_LIST,      /* a free block is on the wrong list, or a bitmap disagrees */
+    HK_CHECK_COUNT,     /* the lists and the block chain hold different free blocks */
+    HK_CHECK_STATS,     /* the counters disagree with the blocks */
+    HK_CHECK_CANARY,    /* a used block's canary is overwritten (HK_HARDENING >= 2) */
+    HK_CHECK_POISON,    /* a free block's poison is overwritten (HK_HARDENING >= 2) */
+    HK_CHECK_CONTROL    /* the control structure itself is damaged */
+} hk_check_t;
 
 typedef struct hk_heap hk_heap_t;
 
@@ -117,8 +158,8 @@ typedef struct hk_ops {
     size_t (*usable_size)(hk_heap_t *heap, const void *ptr);
     void (*get_stats)(hk_heap_t *heap, hk_stats_t *out);
     void (*walk)(hk_heap_t *heap, hk_walk_fn visit, void *ctx);
-    /* 0 when every invariant holds, otherwise a nonzero code naming the first broken one. */
-    int (*check)(hk_heap_t *heap);
+    /* HK_CHECK_OK when every invariant holds, otherwise the first broken one. */
+    hk_check_t (*check)(hk_heap_t *heap);
     /* Nonzero when ptr lies inside the memory this heap hands out. */
     int (*owns)(const hk_heap_t *heap, const void *ptr);
 } hk_ops_t;
@@ -145,10 +186,11 @@ void hk_free(hk_heap_t *heap, void *ptr);
 size_t hk_usable_size(hk_heap_t *heap, const void *ptr);
 void hk_get_stats(hk_heap_t *heap, hk_stats_t *out);
 void hk_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx);
-int hk_check(hk_heap_t *heap);
+hk_check_t hk_check(hk_heap_t *heap);
 int hk_owns(const hk_heap_t *heap, const void *ptr);
 const char *hk_name(const hk_heap_t *heap);
 const char *hk_error_name(hk_error_t error);
+const char *hk_check_name(hk_check_t code);
 
 #ifdef __cplusplus
 }

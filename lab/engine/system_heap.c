@@ -104,7 +104,7 @@ static void sys_walk(hk_heap_t *h, hk_walk_fn visit, void *ctx)
     (void)ctx;
 }
 
-static int sys_check(hk_heap_t *h)
+static hk_check_t sys_check(hk_heap_t *h)
 {
     (void)h;
     return 0;

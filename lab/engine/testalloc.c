@@ -109,7 +109,7 @@ static void bump_walk(hk_heap_t *h, hk_walk_fn visit, void *ctx)
     }
 }
 
-static int bump_check(hk_heap_t *h)
+static hk_check_t bump_check(hk_heap_t *h)
 {
     (void)h;
     return 0;

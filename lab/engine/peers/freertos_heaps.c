@@ -306,7 +306,7 @@ static void frtos_stats(hk_heap_t *heap, hk_stats_t *out)
     }
 }
 
-static int frtos_check(hk_heap_t *heap)
+static hk_check_t frtos_check(hk_heap_t *heap)
 {
     frtos_heap_t *h = (frtos_heap_t *)heap;
     frtos_tally_t t;

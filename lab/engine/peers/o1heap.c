@@ -234,7 +234,7 @@ static void o1_stats(hk_heap_t *heap, hk_stats_t *out)
     out->free_blocks = t.free_blocks;
 }
 
-static int o1_check(hk_heap_t *heap)
+static hk_check_t o1_check(hk_heap_t *heap)
 {
     o1_heap_t *h = (o1_heap_t *)heap;
     O1HeapDiagnostics d = o1heapGetDiagnostics(h->o1);

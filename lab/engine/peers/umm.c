@@ -266,7 +266,7 @@ static void umm_hk_stats(hk_heap_t *heap, hk_stats_t *out)
     out->free_blocks = ummHeapInfo.freeEntries;
 }
 
-static int umm_hk_check(hk_heap_t *heap)
+static hk_check_t umm_hk_check(hk_heap_t *heap)
 {
     umm_heap_t *h = (umm_heap_t *)heap;
     umm_tally_t t;
