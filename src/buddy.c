@@ -115,7 +115,7 @@ static void *hk_buddy_op_aligned(hk_heap_t *h, size_t alignment, size_t size)
     return hk_buddy_aligned_alloc((hk_buddy_t *)h, alignment, size);
 }
 
-HK_DEFINE_OPS(hk_buddy, hk_buddy_t, "buddy", hk_buddy_op_aligned);
+HK_DEFINE_OPS_REALLOC(hk_buddy, hk_buddy_t, "buddy", hk_buddy_op_aligned);
 
 static size_t span(unsigned k) { return (size_t)1 << k; }
 

@@ -129,7 +129,7 @@ static void *bump_op_aligned(hk_heap_t *heap, size_t alignment, size_t size)
     return hk_bump_aligned_alloc((hk_bump_t *)heap, alignment, size);
 }
 
-HK_DEFINE_OPS(hk_bump, hk_bump_t, "bump", bump_op_aligned);
+HK_DEFINE_OPS_REALLOC(hk_bump, hk_bump_t, "bump", bump_op_aligned);
 
 hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
 {

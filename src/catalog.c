@@ -124,24 +124,26 @@ static hk_heap_t *make_dmm_net(void *a, size_t n, hk_status_t *s) { return make_
 #define DMM_OSE_MAX_REQUEST 4096u
 
 #define GENERAL (HK_CATALOG_RECLAIMS | HK_CATALOG_EXACT_REQUESTED | HK_CATALOG_RESTORES)
+/* The tagged heaps store the request only from HK_HARDENING 2 on (the canary sits after it). */
+#define TAGGED (HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES | (HK_HARDENING >= 2 ? HK_CATALOG_EXACT_REQUESTED : 0u))
 /* Free lists that never merge: freed memory is reused, but an emptied heap is not the initial one. */
-#define UNMERGED (HK_CATALOG_RECLAIMS | HK_CATALOG_EXACT_REQUESTED)
+#define UNMERGED (HK_CATALOG_RECLAIMS | (HK_HARDENING >= 2 ? HK_CATALOG_EXACT_REQUESTED : 0u))
 /* Alignment the tagged allocators honour: any power of two that fits the arena. */
 #define ANY_ALIGN ((size_t)1 << 20)
 
 static const hk_catalog_entry_t entries[] = {
     {"bump", make_bump, HK_CATALOG_EXACT_REQUESTED, SIZE_MAX, ANY_ALIGN, reset_bump},
-    {"seqfit-first", make_seqfit_first, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
-    {"seqfit-next", make_seqfit_next, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
-    {"seqfit-best", make_seqfit_best, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
-    {"seqfit-worst", make_seqfit_worst, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
+    {"seqfit-first", make_seqfit_first, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
+    {"seqfit-next", make_seqfit_next, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
+    {"seqfit-best", make_seqfit_best, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
+    {"seqfit-worst", make_seqfit_worst, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
     {"buddy", make_buddy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
     {"buddy-lazy", make_buddy_lazy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
-    {"tlsf", make_tlsf, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
-    {"tlsf-sl2", make_tlsf_sl2, GENERAL, SIZE_MAX, ANY_ALIGN, NULL},
+    {"tlsf", make_tlsf, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
+    {"tlsf-sl2", make_tlsf_sl2, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
     {"poolset", make_poolset, GENERAL, POOLSET_MAX_BLOCK, HK_ALIGN, NULL},
     {"lfpool", make_lfpool, GENERAL, LFPOOL_BLOCK, HK_ALIGN, NULL},
-    {"dmm-wince", make_dmm_wince, GENERAL, SIZE_MAX, HK_ALIGN, NULL},
+    {"dmm-wince", make_dmm_wince, TAGGED, SIZE_MAX, HK_ALIGN, NULL},
     {"dmm-winxp", make_dmm_winxp, UNMERGED, SIZE_MAX, HK_ALIGN, NULL},
     {"dmm-lea", make_dmm_lea, UNMERGED, SIZE_MAX, HK_ALIGN, NULL},
     {"dmm-ose", make_dmm_ose, UNMERGED, DMM_OSE_MAX_REQUEST, HK_ALIGN, NULL},

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dmm: a configurable allocator, built for the design-space exploration of
  * Mamagkakis et al. (custom dynamic memory managers for network
@@ -7,49 +8,74 @@
  * Layout: the arena is a chain of boundary-tagged blocks (tagged.h) ending
  * in the top, the free block that reaches the end of the arena, from which
  * requests are carved as sbrk would grow a heap. Free blocks sit on one
- * of up to HK_DMM_MAX_LISTS + 1 doubly linked lists: list 0 is the general
- * pool, list i + 1 is the config's dedicated list i. A free block keeps its
- * list number in its tag's slack field (unused in free blocks), so the tag's
- * check covers it and unlinking needs no search.
+ * of up to HK_DMM_MAX_LISTS + 1 circular doubly linked lists: list 0 is the
+ * general pool, list i + 1 is the config's dedicated list i. Each list is
+ * closed by a node of its own in the control block, so a block comes off
+ * its list without knowing which list that is, and a free block stores
+ * nothing but its two links.
+ *
+ * Filing is by block size. Dedicated list i holds the blocks whose gross
+ * size is one its requests get: gross(lo)..gross(hi), or gross(hi) alone
+ * with class_round (gross: the tag layout's size for a request). A size two
+ * lists share (lists narrower than HK_ALIGN) belongs to the first.
  *
  * malloc(n) routes n to the dedicated list whose lo..hi holds it, or to the
  * pool; the gross size is the tag layout's, rounded up to the list's hi
  * (class_round) or to pool_round. It then takes the first fitting block of
- * that list, else searches the pool with the fit policy (first, next, best,
- * worst, exact), else carves the top, else takes the first fitting block of
- * any dedicated list, else fails (with no_pool: a request no list serves
- * fails at once). A block bigger than needed is split when
- * the remainder reaches the split level's threshold (hk_dmm_level_threshold)
- * and can form a block; the remainder goes to the pool. Carving the top
- * always cuts exactly, like sbrk, and is not counted as a split.
+ * the list that files blocks of that size, else searches the pool with the
+ * fit policy (first, next, best, worst, exact), else carves the top, else
+ * takes the first fitting block of any dedicated list, else fails (with
+ * no_pool: a request no list serves fails at once). A block bigger than
+ * needed is split when the remainder reaches the split level's threshold
+ * (hk_dmm_level_threshold) and can form a block; the remainder goes to the
+ * pool. Carving the top always cuts exactly, like sbrk, and is not counted
+ * as a split. A block is also split, whatever the level, when it would
+ * otherwise waste more than WASTE_MAX bytes, so that a never-split config
+ * does not sink a large merged block into a small request (HK_DMM_LIST_MAX
+ * and HK_DMM_ROUND_MAX keep rounding well below that).
  *
- * free(p) routes the block by the size its caller requested: into that
- * dedicated list as it is (free lists never coalesce, the paper's
- * trade-off), or into the pool, merged with its free physical neighbours
- * (one on each side, whatever list holds them, or the top; hk_tag_coalesce)
- * when its gross size reaches the coalesce level's threshold. A free block
- * that ends at the arena's end is always the top. Each list keeps LIFO, FIFO
- * or address order.
+ * free(p) files the block by its size: onto its dedicated list as it is
+ * (free lists never coalesce, the paper's trade-off), or into the pool,
+ * merged with its free physical neighbours (one on each side, whatever list
+ * holds them, or the top; hk_tag_coalesce) when its gross size reaches the
+ * coalesce level's threshold. A free block that ends at the arena's end is
+ * always the top. Each list keeps LIFO, FIFO or address order.
  *
- * realloc keeps the block when the new size fits its usable size (cutting
- * the rest off by the split level) and otherwise moves it, so only the
- * configured techniques ever merge blocks.
+ * resize keeps the block when the new size fits its usable size (cutting
+ * the rest off by the split level) and otherwise refuses, so hk_realloc
+ * moves it and only the configured techniques ever merge blocks.
  *
  * Each list remembers an upper bound of its block sizes (reset when it
  * empties), so a search that cannot succeed examines nothing; that keeps the
  * last-resort scan of every list cheap on a full heap.
  *
- * A used block's tag records at most 64 KiB of slack, so a block that would
- * waste more is split whatever the level (HK_DMM_LIST_MAX and
- * HK_DMM_ROUND_MAX keep rounding well below that).
- *
  * Time: malloc is O(blocks on the lists searched); free is O(1), or
- * O(list length) for address order; realloc as malloc plus free; get_stats
- * walks the lists whose size bounds could change its figures. Overhead: the
- * 8-byte tag per used block; a free block needs HK_TAG_MIN_BLOCK. Misuse
- * detection is that of tagged.h (double free, foreign and interior pointers,
- * corrupted tags); check() also verifies every list's links, order,
- * membership, size bounds and the block counts.
+ * O(list length) for address order; get_stats walks the lists whose size
+ * bounds could change its figures.
+ *
+ * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
+ * 8 on 64-bit hosts or with HK_TAG_WIDE; at HK_HARDENING >= 2 4 bytes more
+ * for the request and at least 4 bytes of canary room); a free block needs
+ * HK_TAG_MIN_BLOCK (its tag and two links). The control block holds the
+ * config copy and the list nodes.
+ *
+ * Misuse and damage detected (HK_HARDENING >= 1), each in constant time per
+ * block touched: foreign and interior pointers, double free, and a used
+ * block handed to free/resize/usable_size whose size disagrees with its
+ * neighbours' (tagged.h). Every link a list search or insert follows must
+ * point inside the span at a free block that links back (a list that fails
+ * is reported and dropped whole, its blocks never handed out); every block
+ * taken off a list or out of the top must be free, agree with both
+ * neighbours and be linked both ways (a block that fails is reported and
+ * left out of service); a neighbour that fails is not merged. Level 2 adds
+ * the canary after each request (checked by free, resize and usable_size)
+ * and the poison of free payloads (checked when a block is handed out:
+ * writes after free are reported). check() also verifies every list's
+ * links, order, filing, size bounds and the block counts.
+ *
+ * Statistics kept per operation: free bytes and blocks, their low-water
+ * mark, the alloc, free, split and merge counts, and at level 2 the
+ * requested bytes; get_stats derives the rest (hk_tag_derive_stats).
  *
  * The counters (hk_dmm_counters_t) count work, not time, so exploration gets
  * the same cost for the same trace on any machine.
@@ -59,15 +85,25 @@
 #include "tagged.h"
 
 #define POOL 0u
-#define SLACK_MAX 0xFFFFu
+/* Where hand_out's block came from when it is the top rather than a list. */
+#define TOP (HK_DMM_MAX_LISTS + 1u)
+/* A block handed out never wastes more than this many bytes: the rest is split off whatever the level. */
+#define WASTE_MAX 0xFFFFu
 
-HK_STATIC_ASSERT(HK_DMM_MAX_LISTS < SLACK_MAX, list_number_fits_the_slack_field);
 /* Without a pool there is nowhere to file a forced split's rest: no_pool blocks must never need one. */
-HK_STATIC_ASSERT(HK_DMM_LIST_MAX + HK_TAG_HDR + 2u * HK_TAG_MIN_BLOCK < SLACK_MAX, no_pool_never_forces_a_split);
+HK_STATIC_ASSERT(HK_DMM_LIST_MAX + HK_TAG_HDR + HK_CANARY_ROOM + 2u * HK_TAG_MIN_BLOCK < WASTE_MAX,
+                 no_pool_never_forces_a_split);
+HK_STATIC_ASSERT(HK_DMM_LIST_MAX + HK_TAG_HDR + HK_CANARY_ROOM + HK_ALIGN <= HK_TAG_MAX_BLOCK,
+                 every_list_size_fits_a_block);
 
+/*
+ * A list: its node closes the circle (links.next is the head, links.prev the
+ * tail; both are the node itself when the list is empty). The node is used
+ * through a tag pointer HK_TAG_HDR bytes before it, so hk_tag_links() reaches
+ * it like any block's links; its tag is never read.
+ */
 typedef struct dmm_list {
-    hk_tag_t *head;
-    hk_tag_t *tail;
+    hk_tag_links_t links;
     size_t max_size; /* no block on the list is larger (reset when it empties) */
 } dmm_list_t;
 
@@ -76,14 +112,13 @@ struct hk_dmm {
     hk_tag_span_t span;
     hk_dmm_config_t cfg;
     dmm_list_t lists[HK_DMM_MAX_LISTS + 1u];
-    hk_tag_t *rover;     /* next fit: where the last pool search stopped */
+    hk_tag_t *rover;     /* next fit: where the last pool search stopped, or NULL (the head) */
     hk_tag_t *top;       /* free block ending at the sentinel, or NULL */
+    size_t span_bytes;   /* sentinel - first */
     size_t split_min;    /* smallest remainder the split level splits off */
     size_t coalesce_min; /* smallest freed block the coalesce level merges */
     hk_dmm_counters_t counters;
 };
-
-static const hk_tag_lists_t dmm_lists;
 
 size_t hk_dmm_level_threshold(unsigned level)
 {
@@ -158,7 +193,9 @@ const char *hk_dmm_config_error_name(hk_dmm_config_error_t error)
     return ((unsigned)error < sizeof(names) / sizeof(names[0])) ? names[error] : "?";
 }
 
-/* The list a request of this many bytes belongs to: a dedicated list's number, or POOL. */
+/* ---- routing and filing ---- */
+
+/* The list a request of this many bytes is routed to: a dedicated list's number, or POOL. */
 static unsigned route(const hk_dmm_t *d, size_t request)
 {
     unsigned i;
@@ -180,149 +217,304 @@ static size_t gross_for(const hk_dmm_t *d, size_t request, unsigned list)
     gross = hk_tag_gross(request);
     if (list == POOL && d->cfg.pool_round > HK_ALIGN && gross != 0) {
         gross = hk_round_up(gross, d->cfg.pool_round);
-        if (gross > HK_TAG_MAX_SPAN) {
+        if (gross == 0 || gross > HK_TAG_MAX_BLOCK) {
             return 0;
         }
     }
     return gross;
 }
 
-static hk_tag_t *next_free(const hk_tag_t *b) { return hk_tag_links(b)->next; }
+/* Smallest and largest block dedicated list `list` (1-based) files. */
+static size_t block_lo(const hk_dmm_t *d, unsigned list)
+{
+    const hk_dmm_range_t *r = &d->cfg.lists[list - 1u];
+    return hk_tag_gross(d->cfg.class_round ? r->hi : r->lo);
+}
 
-static unsigned list_of(const hk_tag_t *b) { return b->slack; }
+static size_t block_hi(const hk_dmm_t *d, unsigned list) { return hk_tag_gross(d->cfg.lists[list - 1u].hi); }
 
-static void list_push(hk_dmm_t *d, unsigned list, hk_tag_t *b)
+/*
+ * The dedicated list that files free blocks of this gross size, or POOL.
+ * The lists' size ranges ascend with their request ranges, so the first one
+ * that reaches the size decides.
+ */
+static unsigned home(const hk_dmm_t *d, size_t size)
+{
+    unsigned list;
+    for (list = 1; list <= d->cfg.nlists; list++) {
+        if (size <= block_hi(d, list)) {
+            return size >= block_lo(d, list) ? list : POOL;
+        }
+    }
+    return POOL;
+}
+
+/*
+ * Without a pool, a block no list files (the top taken whole, a block
+ * shrunk in place) goes to the last list whose smallest block it can stand
+ * in for (the first always qualifies: every block was carved for some list).
+ */
+static unsigned list_by_size(const hk_dmm_t *d, size_t size)
+{
+    unsigned list = d->cfg.nlists;
+    while (list > 1u && block_lo(d, list) > size) {
+        list--;
+    }
+    return list;
+}
+
+/* The list a freed block of this size goes to. */
+static unsigned filed_list(const hk_dmm_t *d, size_t size)
+{
+    unsigned list = home(d, size);
+    return (list == POOL && d->cfg.no_pool) ? list_by_size(d, size) : list;
+}
+
+/* ---- lists ---- */
+
+/* The node closing list, as a tag pointer whose hk_tag_links() is the node's links. */
+static hk_tag_t *node(const hk_dmm_t *d, unsigned list)
+{
+    return hk_tag_at((uintptr_t)&d->lists[list].links - HK_TAG_HDR);
+}
+
+/* Which list's node t is, or -1 when it is none. */
+static int node_index(const hk_dmm_t *d, const hk_tag_t *t)
+{
+    uintptr_t off = (uintptr_t)t + HK_TAG_HDR - (uintptr_t)&d->lists[0].links;
+    if (off % sizeof(dmm_list_t) != 0 || off / sizeof(dmm_list_t) > d->cfg.nlists) {
+        return -1;
+    }
+    return (int)(off / sizeof(dmm_list_t));
+}
+
+/* A link may name a block: inside the span, where a free block's tag can start (no dereference). */
+static int link_placed(const hk_dmm_t *d, const hk_tag_t *t)
+{
+    uintptr_t off = (uintptr_t)t - (uintptr_t)d->span.first;
+    return off <= d->span_bytes - HK_TAG_MIN_BLOCK && off % HK_ALIGN == 0;
+}
+
+/*
+ * The block after `from` on list (the list's node after its tail). With
+ * HK_CHECKS the link must name the node, or a placed free block, that links
+ * back to `from`; NULL when it does not. Following only such links, a walk
+ * never revisits a block, so it ends even on a damaged list.
+ */
+static hk_tag_t *step(const hk_dmm_t *d, unsigned list, const hk_tag_t *from)
+{
+    hk_tag_t *to = hk_tag_links(from)->next;
+#if HK_CHECKS
+    if (to == node(d, list) ? hk_tag_links(to)->prev != from
+                            : !link_placed(d, to) || hk_tag_used(to) || hk_tag_links(to)->prev != from) {
+        return NULL;
+    }
+#else
+    (void)d;
+    (void)list;
+#endif
+    return to;
+}
+
+/* Empty list: at init, or to take a damaged list out of service (its blocks are never handed out again). */
+static void drop_list(hk_dmm_t *d, unsigned list)
+{
+    hk_tag_t *n = node(d, list);
+    hk_tag_links(n)->next = n;
+    hk_tag_links(n)->prev = n;
+    d->lists[list].max_size = 0;
+    if (list == POOL) {
+        d->rover = NULL;
+    }
+}
+
+/* A search met a broken link after `from`: report, drop the list, find nothing there. */
+static hk_tag_t *broken(hk_dmm_t *d, unsigned list, const hk_tag_t *from)
+{
+    hk_report(&d->heap, HK_ERR_CORRUPT, hk_tag_payload(from));
+    drop_list(d, list);
+    return NULL;
+}
+
+#if HK_CHECKS
+/* A listed block's links name the node or placed free blocks (of one list) that link back to it. */
+static int links_sound(const hk_dmm_t *d, const hk_tag_t *b)
+{
+    const hk_tag_t *next = hk_tag_links(b)->next;
+    const hk_tag_t *prev = hk_tag_links(b)->prev;
+    int next_node = node_index(d, next);
+    int prev_node = node_index(d, prev);
+    if ((next_node < 0 && (!link_placed(d, next) || hk_tag_used(next))) ||
+        (prev_node < 0 && (!link_placed(d, prev) || hk_tag_used(prev))) ||
+        (next_node >= 0 && prev_node >= 0 && next_node != prev_node)) {
+        return 0;
+    }
+    return hk_tag_links(next)->prev == b && hk_tag_links(prev)->next == b;
+}
+#endif
+
+/* Unlink listed block b from its neighbours (no counting). */
+static void unlink_block(hk_dmm_t *d, hk_tag_t *b)
+{
+    hk_tag_t *next = hk_tag_links(b)->next;
+    hk_tag_t *prev = hk_tag_links(b)->prev;
+    int emptied = next == prev ? node_index(d, next) : -1;
+    hk_tag_links(prev)->next = next;
+    hk_tag_links(next)->prev = prev;
+    if (d->rover == b) {
+        d->rover = node_index(d, next) < 0 ? next : NULL;
+    }
+    if (emptied >= 0) {
+        d->lists[emptied].max_size = 0;
+    }
+}
+
+/* Put free block b on list in the config's order; the list is dropped if an address-order walk meets damage. */
+static void push(hk_dmm_t *d, unsigned list, hk_tag_t *b)
 {
     dmm_list_t *l = &d->lists[list];
-    hk_tag_t *prev = NULL;
-    hk_tag_t *next = l->head;
+    hk_tag_t *n = node(d, list);
+    hk_tag_t *prev = n;
+    hk_tag_t *next = hk_tag_links(n)->next;
     if (d->cfg.order == HK_DMM_ORDER_FIFO) {
-        prev = l->tail;
-        next = NULL;
+        prev = hk_tag_links(n)->prev;
+        next = n;
     } else if (d->cfg.order == HK_DMM_ORDER_ADDRESS) {
-        while (next != NULL && next < b) {
+        next = step(d, list, n);
+        while (next != NULL && next != n && next < b) {
             prev = next;
-            next = next_free(next);
+            next = step(d, list, prev);
             d->counters.insert_steps++;
+        }
+        if (next == NULL) {
+            broken(d, list, prev);
+            prev = n;
+            next = n;
         }
     }
     hk_tag_links(b)->prev = prev;
     hk_tag_links(b)->next = next;
-    if (prev != NULL) {
-        hk_tag_links(prev)->next = b;
-    } else {
-        l->head = b;
-    }
-    if (next != NULL) {
-        hk_tag_links(next)->prev = b;
-    } else {
-        l->tail = b;
-    }
+    hk_tag_links(prev)->next = b;
+    hk_tag_links(next)->prev = b;
     if (hk_tag_size(b) > l->max_size) {
         l->max_size = hk_tag_size(b);
     }
-    d->heap.stats.free_blocks++;
 }
 
-static void list_remove(hk_dmm_t *d, hk_tag_t *b)
+/* File free block b (tag written, poisoned): the top if it reaches the sentinel, else on list. */
+static void file(hk_dmm_t *d, hk_tag_t *b, unsigned list)
 {
-    dmm_list_t *l = &d->lists[list_of(b)];
-    hk_tag_links_t *links = hk_tag_links(b);
-    if (links->prev != NULL) {
-        hk_tag_links(links->prev)->next = links->next;
+    d->heap.stats.free_blocks++;
+    d->heap.stats.free_bytes += hk_tag_size(b);
+    if (hk_tag_next(b) == d->span.sentinel) {
+        d->top = b;
     } else {
-        l->head = links->next;
+        push(d, list, b);
     }
-    if (links->next != NULL) {
-        hk_tag_links(links->next)->prev = links->prev;
-    } else {
-        l->tail = links->prev;
-    }
-    if (d->rover == b) {
-        d->rover = links->next;
-    }
-    if (l->head == NULL) {
-        l->max_size = 0;
-    }
-    d->heap.stats.free_blocks--;
 }
 
-/* Take free block b off its list, or out of the top. */
-static void detach(hk_dmm_t *d, hk_tag_t *b)
+/* Take filed block b off its list, or out of the top; 0 (reported, b left alone) if its links are damaged. */
+static int detach(hk_dmm_t *d, hk_tag_t *b)
 {
     if (b == d->top) {
         d->top = NULL;
-        d->heap.stats.free_blocks--;
     } else {
-        list_remove(d, b);
+#if HK_CHECKS
+        if (!links_sound(d, b)) {
+            hk_report(&d->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
+            return 0;
+        }
+#endif
+        unlink_block(d, b);
     }
+    d->heap.stats.free_blocks--;
+    d->heap.stats.free_bytes -= hk_tag_size(b);
+    return 1;
 }
 
-/* File free block b (tag and footer written): the top if it reaches the sentinel, else on list. */
-static void file(hk_dmm_t *d, hk_tag_t *b, unsigned list)
-{
-    if (hk_tag_next(b) == d->span.sentinel) {
-        d->top = b;
-        d->heap.stats.free_blocks++;
-        return;
-    }
-    if (list != POOL) {
-        hk_tag_set(&d->span, b, b->size_flags, (uint16_t)list);
-    }
-    list_push(d, list, b);
-}
+static int detach_cb(hk_heap_t *h, hk_tag_t *b) { return detach((hk_dmm_t *)h, b); }
+static void file_cb(hk_heap_t *h, hk_tag_t *b) { file((hk_dmm_t *)h, b, POOL); }
+static const hk_tag_lists_t dmm_lists = {detach_cb, file_cb};
 
-/* Free block b (on no list) into the pool, merged with its free neighbours if the coalesce level allows. */
+/* Free block b (on no list, tagged used) into the pool, merged with its free neighbours if the level allows. */
 static void release(hk_dmm_t *d, hk_tag_t *b)
 {
     if (hk_tag_size(b) >= d->coalesce_min) {
         b = hk_tag_coalesce(&d->heap, &d->span, &dmm_lists, b);
     } else {
-        hk_tag_make_free(&d->span, b, hk_tag_size(b));
+        hk_tag_write(b, hk_tag_size(b), 0);
+        hk_tag_poison(b);
     }
     file(d, b, POOL);
 }
 
-static void detach_block(hk_heap_t *h, hk_tag_t *b) { detach((hk_dmm_t *)h, b); }
-static void release_block(hk_heap_t *h, hk_tag_t *b) { release((hk_dmm_t *)h, b); }
-static const hk_tag_lists_t dmm_lists = {detach_block, release_block};
-
-/* Whether a block about to hold slack spare bytes splits off a remainder of rest bytes. */
-static int should_split(const hk_dmm_t *d, size_t rest, size_t slack)
+/* Cut used block b to gross bytes; the rest is released into the pool. */
+static void cut(hk_dmm_t *d, hk_tag_t *b, size_t gross)
 {
-    return rest >= HK_TAG_MIN_BLOCK && (rest >= d->split_min || slack > SLACK_MAX);
+    size_t rest = hk_tag_size(b) - gross;
+    hk_tag_t *r = hk_tag_at((uintptr_t)b + gross);
+    hk_tag_write(b, gross, 1);
+    hk_tag_write(r, rest, 1);
+    d->heap.stats.split_count++;
+    release(d, r);
 }
+
+/* Whether a block about to hold `waste` spare bytes splits off a remainder of rest bytes. */
+static int should_split(const hk_dmm_t *d, size_t rest, size_t waste)
+{
+    return rest >= HK_TAG_MIN_BLOCK && (rest >= d->split_min || waste > WASTE_MAX);
+}
+
+/* ---- searches ---- */
 
 /* First block of list, in list order, of at least gross bytes. */
 static hk_tag_t *first_fit(hk_dmm_t *d, unsigned list, size_t gross)
 {
-    hk_tag_t *b;
+    hk_tag_t *n = node(d, list);
+    hk_tag_t *from = n;
     if (d->lists[list].max_size < gross) {
         return NULL;
     }
-    for (b = d->lists[list].head; b != NULL; b = next_free(b)) {
+    for (;;) {
+        hk_tag_t *b = step(d, list, from);
+        if (b == NULL) {
+            return broken(d, list, from);
+        }
+        if (b == n) {
+            return NULL;
+        }
         d->counters.examined++;
         if (hk_tag_size(b) >= gross) {
             return b;
         }
+        from = b;
     }
-    return NULL;
 }
 
 static hk_tag_t *next_fit(hk_dmm_t *d, size_t gross)
 {
-    hk_tag_t *head = d->lists[POOL].head;
-    hk_tag_t *start = (d->rover != NULL) ? d->rover : head;
+    hk_tag_t *n = node(d, POOL);
+    hk_tag_t *start = (d->rover != NULL) ? d->rover : step(d, POOL, n);
     hk_tag_t *b = start;
-    while (b != NULL) {
+    int wrapped = 0;
+    if (b == NULL) {
+        return broken(d, POOL, n);
+    }
+    while (b != n) {
+        hk_tag_t *from = b;
         d->counters.examined++;
         if (hk_tag_size(b) >= gross) {
             d->rover = b;
             return b;
         }
-        b = next_free(b);
+        b = step(d, POOL, from);
+        if (b == n && !wrapped) {
+            wrapped = 1;
+            from = n;
+            b = step(d, POOL, n);
+        }
         if (b == NULL) {
-            b = head;
+            return broken(d, POOL, from);
         }
         if (b == start) {
             break;
@@ -334,10 +526,19 @@ static hk_tag_t *next_fit(hk_dmm_t *d, size_t gross)
 /* Best (smallest fitting, exact ends the search), worst (largest) or exact-size block of the pool. */
 static hk_tag_t *scan_pool(hk_dmm_t *d, size_t gross, unsigned fit)
 {
-    hk_tag_t *b;
+    hk_tag_t *n = node(d, POOL);
+    hk_tag_t *from = n;
     hk_tag_t *pick = NULL;
-    for (b = d->lists[POOL].head; b != NULL; b = next_free(b)) {
-        size_t size = hk_tag_size(b);
+    for (;;) {
+        hk_tag_t *b = step(d, POOL, from);
+        size_t size;
+        if (b == NULL) {
+            return broken(d, POOL, from);
+        }
+        if (b == n) {
+            break;
+        }
+        size = hk_tag_size(b);
         d->counters.examined++;
         if (fit == HK_DMM_FIT_WORST) {
             if (pick == NULL || size > hk_tag_size(pick)) {
@@ -348,6 +549,7 @@ static hk_tag_t *scan_pool(hk_dmm_t *d, size_t gross, unsigned fit)
         } else if (fit == HK_DMM_FIT_BEST && size > gross && (pick == NULL || size < hk_tag_size(pick))) {
             pick = b;
         }
+        from = b;
     }
     return (pick != NULL && hk_tag_size(pick) >= gross) ? pick : NULL;
 }
@@ -367,102 +569,150 @@ static hk_tag_t *search_pool(hk_dmm_t *d, size_t gross)
     }
 }
 
-/* Last resort before failing: the first fitting block of any dedicated list but skip. */
-static hk_tag_t *any_list(hk_dmm_t *d, unsigned skip, size_t gross)
+/* Last resort before failing: the first fitting block of any dedicated list but skip; *from says which. */
+static hk_tag_t *any_list(hk_dmm_t *d, unsigned skip, size_t gross, unsigned *from)
 {
     unsigned list;
     hk_tag_t *b;
     for (list = 1; list <= d->cfg.nlists; list++) {
         if (list != skip && (b = first_fit(d, list, gross)) != NULL) {
+            *from = list;
             return b;
         }
     }
     return NULL;
 }
 
-static void note_peaks(hk_dmm_t *d)
+/* ---- handing out ---- */
+
+/*
+ * Take block b, found on list `from` (or the top), out of the free pool for
+ * handing out. With HK_CHECKS it must be free, agree with both neighbours
+ * and be linked both ways; one that is not is reported and left out of
+ * service (unlinked if its links allow, else its whole list dropped; a
+ * damaged top is forgotten), and 0 sends the caller searching again.
+ */
+static int claim(hk_dmm_t *d, hk_tag_t *b, unsigned from)
+{
+#if HK_CHECKS
+    if (hk_tag_used(b) || !hk_tag_sound(&d->span, b) ||
+        (from == TOP ? hk_tag_next(b) != d->span.sentinel : !links_sound(d, b))) {
+        hk_report(&d->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
+        if (from == TOP) {
+            d->top = NULL;
+        } else if (links_sound(d, b)) {
+            unlink_block(d, b);
+        } else {
+            drop_list(d, from);
+        }
+        return 0;
+    }
+#else
+    (void)from;
+#endif
+    return detach(d, b);
+}
+
+/* Level 2: the poison of free block b up to `end` must be intact (a write after free otherwise). */
+static void check_poison(hk_dmm_t *d, const hk_tag_t *b, const void *end)
+{
+#if HK_CANARIES
+    if (!hk_filled(hk_tag_poison_start(b), end, HK_POISON_BYTE)) {
+        hk_report(&d->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
+    }
+#else
+    (void)d;
+    (void)b;
+    (void)end;
+#endif
+}
+
+static void note_top(hk_dmm_t *d)
 {
     const hk_tag_t *top = (d->top != NULL) ? d->top : d->span.sentinel;
     size_t touched = (size_t)((uintptr_t)top - (uintptr_t)d->span.first);
     if (touched > d->counters.max_top) {
         d->counters.max_top = touched;
     }
-    if (d->heap.stats.used_requested > d->counters.peak_requested) {
-        d->counters.peak_requested = d->heap.stats.used_requested;
-    }
 }
 
-/* Cut exactly gross bytes off the bottom of the top; the rest stays the top. */
-static void carve_top(hk_dmm_t *d, hk_tag_t *b, size_t gross)
-{
-    size_t rest = hk_tag_size(b) - gross;
-    detach(d, b);
-    if (rest >= HK_TAG_MIN_BLOCK) {
-        hk_tag_t *r = (hk_tag_t *)((uintptr_t)b + gross);
-        hk_tag_set(&d->span, b, (uint32_t)gross | (b->size_flags & HK_TAG_PREV_USED), 0);
-        hk_tag_set(&d->span, r, (uint32_t)rest | HK_TAG_PREV_USED, 0);
-        hk_tag_make_free(&d->span, r, rest);
-        file(d, r, POOL);
-    }
-    d->counters.top_carves++;
-}
-
-/* Turn free block b (the top, or listed) into a used block for request, at least gross bytes. */
-static void *hand_out(hk_dmm_t *d, hk_tag_t *b, size_t gross, size_t request)
+/*
+ * Turn claimed block b into a used block for request, at least gross bytes.
+ * The top is cut exactly (its rest stays the top, still poisoned: only the
+ * part handed out is checked); a listed block is split by the level.
+ */
+static void *hand_out(hk_dmm_t *d, hk_tag_t *b, size_t gross, size_t request, int from_top)
 {
     size_t size = hk_tag_size(b);
-    if (b == d->top) {
-        carve_top(d, b, gross);
+    size_t rest = size - gross;
+    hk_stats_t *s = &d->heap.stats;
+    if (from_top) {
+        hk_tag_t *r = hk_tag_at((uintptr_t)b + gross);
+        if (rest >= HK_TAG_MIN_BLOCK) {
+            check_poison(d, b, hk_tag_poison_start(r));
+            hk_tag_write(b, gross, 1);
+            hk_tag_write(r, rest, 0);
+            file(d, r, POOL);
+        } else {
+            check_poison(d, b, hk_tag_next(b));
+            hk_tag_write(b, size, 1);
+        }
+        d->counters.top_carves++;
     } else {
-        detach(d, b);
-        hk_tag_set(&d->span, b, (uint32_t)size | HK_TAG_USED | (b->size_flags & HK_TAG_PREV_USED), 0);
-        if (should_split(d, size - gross, size - HK_TAG_HDR - request)) {
-            hk_tag_trim(&d->heap, &d->span, &dmm_lists, b, gross);
+        check_poison(d, b, hk_tag_next(b));
+        hk_tag_write(b, size, 1);
+        if (should_split(d, rest, size - HK_TAG_HDR - request)) {
+            cut(d, b, gross);
         }
     }
-    hk_tag_make_used(&d->span, b, hk_tag_size(b), request);
-    hk_count_alloc(&d->heap, request, hk_tag_usable(b), hk_tag_size(b));
-    note_peaks(d);
+#if HK_CANARIES
+    s->used_requested += request;
+#endif
+    hk_tag_arm_canary(b, request);
+    s->alloc_count++;
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
+    }
+    note_top(d);
     return hk_tag_payload(b);
 }
 
 void *hk_dmm_malloc(hk_dmm_t *d, size_t size)
 {
-    unsigned list = route(d, size);
-    size_t gross = gross_for(d, size, list);
-    hk_tag_t *b = NULL;
+    unsigned routed = route(d, size);
+    size_t gross = gross_for(d, size, routed);
+    unsigned list;
 
-    if (gross == 0 || (list == POOL && d->cfg.no_pool)) {
-        return hk_fail(&d->heap);
+    if (gross == 0 || (routed == POOL && d->cfg.no_pool)) {
+        return NULL;
     }
-    if (list != POOL && (b = first_fit(d, list, gross)) != NULL) {
-        d->counters.list_hits++;
-    } else if (!d->cfg.no_pool && (b = search_pool(d, gross)) != NULL) {
-        d->counters.pool_hits++;
-    } else if (d->top != NULL && hk_tag_size(d->top) >= gross) {
-        b = d->top;
-    } else if (d->cfg.fit == HK_DMM_FIT_EXACT && !d->cfg.no_pool && (b = first_fit(d, POOL, gross)) != NULL) {
-        d->counters.pool_hits++;
-    } else if ((b = any_list(d, list, gross)) != NULL) {
-        d->counters.list_hits++;
-    } else {
-        return hk_fail(&d->heap);
+    list = home(d, gross);
+    for (;;) {
+        unsigned from = list;
+        size_t *hits = &d->counters.list_hits;
+        hk_tag_t *b;
+        if (list != POOL && (b = first_fit(d, list, gross)) != NULL) {
+            /* the list that files blocks of this size */
+        } else if (!d->cfg.no_pool && (b = search_pool(d, gross)) != NULL) {
+            from = POOL;
+            hits = &d->counters.pool_hits;
+        } else if (d->top != NULL && hk_tag_size(d->top) >= gross) {
+            b = d->top;
+            from = TOP;
+            hits = NULL;
+        } else if (d->cfg.fit == HK_DMM_FIT_EXACT && !d->cfg.no_pool && (b = first_fit(d, POOL, gross)) != NULL) {
+            from = POOL;
+            hits = &d->counters.pool_hits;
+        } else if ((b = any_list(d, list, gross, &from)) == NULL) {
+            return NULL;
+        }
+        if (claim(d, b, from)) {
+            if (hits != NULL) {
+                ++*hits;
+            }
+            return hand_out(d, b, gross, size, from == TOP);
+        }
     }
-    return hand_out(d, b, gross, size);
-}
-
-/*
- * Without a pool, a block shrunk in place to a size no list serves goes to
- * the last list whose smallest block it can stand in for (the first always
- * qualifies: every block was carved for some list).
- */
-static unsigned list_by_size(const hk_dmm_t *d, size_t size)
-{
-    unsigned list = d->cfg.nlists;
-    while (list > 1u && hk_tag_gross(d->cfg.lists[list - 1u].lo) > size) {
-        list--;
-    }
-    return list;
 }
 
 void hk_dmm_free(hk_dmm_t *d, void *ptr)
@@ -472,53 +722,42 @@ void hk_dmm_free(hk_dmm_t *d, void *ptr)
     if (ptr == NULL || (b = hk_tag_lookup(&d->heap, &d->span, ptr)) == NULL) {
         return;
     }
-    hk_count_free(&d->heap, hk_tag_requested(b), hk_tag_usable(b), hk_tag_size(b));
-    list = route(d, hk_tag_requested(b));
-    if (list == POOL && d->cfg.no_pool) {
-        list = list_by_size(d, hk_tag_size(b));
-    }
+#if HK_CANARIES
+    d->heap.stats.used_requested -= b->requested;
+#endif
+    d->heap.stats.free_count++;
+    list = filed_list(d, hk_tag_size(b));
     if (list == POOL) {
         release(d, b);
     } else {
-        hk_tag_make_free(&d->span, b, hk_tag_size(b));
+        hk_tag_write(b, hk_tag_size(b), 0);
+        hk_tag_poison(b);
         file(d, b, list);
     }
 }
 
-void *hk_dmm_realloc(hk_dmm_t *d, void *ptr, size_t size)
+void *hk_dmm_resize(hk_dmm_t *d, void *ptr, size_t size)
 {
-    hk_tag_t *b;
-    size_t gross;
+    hk_tag_t *b = hk_tag_lookup(&d->heap, &d->span, ptr);
     size_t old_size;
-    size_t old_requested;
-    size_t old_usable;
+    size_t need = hk_tag_gross(size);
+    size_t gross;
 
-    if (ptr == NULL) {
-        return hk_dmm_malloc(d, size);
-    }
-    if ((b = hk_tag_lookup(&d->heap, &d->span, ptr)) == NULL) {
-        return NULL;
-    }
-    if (size == 0) {
-        hk_dmm_free(d, ptr);
+    if (b == NULL) {
         return NULL;
     }
     old_size = hk_tag_size(b);
-    old_requested = hk_tag_requested(b);
-    old_usable = hk_tag_usable(b);
-    if (size > old_usable) {
-        void *moved = hk_realloc_by_move(&d->heap, ptr, old_usable, size);
-        d->heap.stats.realloc_count += (moved != NULL);
-        return moved;
+    if (need == 0 || need > old_size) {
+        return NULL; /* does not fit: hk_realloc moves it */
     }
     gross = gross_for(d, size, route(d, size));
-    if (gross < old_size && should_split(d, old_size - gross, old_usable - size)) {
-        hk_tag_trim(&d->heap, &d->span, &dmm_lists, b, gross);
+    if (gross != 0 && gross < old_size && should_split(d, old_size - gross, old_size - HK_TAG_HDR - size)) {
+        cut(d, b, gross);
     }
-    hk_tag_make_used(&d->span, b, hk_tag_size(b), size);
-    hk_count_resize(&d->heap, old_requested, old_usable, old_size, size, hk_tag_usable(b), hk_tag_size(b));
-    d->heap.stats.realloc_count++;
-    note_peaks(d);
+#if HK_CANARIES
+    d->heap.stats.used_requested = d->heap.stats.used_requested - b->requested + size;
+#endif
+    hk_tag_arm_canary(b, size);
     return ptr;
 }
 
@@ -528,28 +767,30 @@ size_t hk_dmm_usable_size(hk_dmm_t *d, const void *ptr)
     if (ptr == NULL || (b = hk_tag_lookup(&d->heap, &d->span, ptr)) == NULL) {
         return 0;
     }
-    return hk_tag_usable(b);
+    return hk_tag_usable_size(b);
 }
 
 /* Smallest gross size a block filed on list may have. */
 static size_t list_min_gross(const hk_dmm_t *d, unsigned list)
 {
-    return (list == POOL) ? HK_TAG_MIN_BLOCK : hk_tag_gross(d->cfg.lists[list - 1u].lo);
+    return (list == POOL) ? HK_TAG_MIN_BLOCK : block_lo(d, list);
 }
 
 void hk_dmm_get_stats(hk_dmm_t *d, hk_stats_t *out)
 {
     unsigned list;
-    const hk_tag_t *b;
     *out = d->heap.stats;
+    hk_tag_derive_stats(out);
     out->largest_free = (d->top != NULL) ? hk_tag_size(d->top) : 0;
     out->smallest_free = out->largest_free;
     for (list = 0; list <= d->cfg.nlists; list++) {
+        const hk_tag_t *n = node(d, list);
+        const hk_tag_t *b;
         if (out->smallest_free != 0 && out->smallest_free <= list_min_gross(d, list) &&
             d->lists[list].max_size <= out->largest_free) {
             continue; /* the list's bounds say it cannot change either figure */
         }
-        for (b = d->lists[list].head; b != NULL; b = next_free(b)) {
+        for (b = step(d, list, n); b != NULL && b != n; b = step(d, list, b)) {
             size_t size = hk_tag_size(b);
             if (size > out->largest_free) {
                 out->largest_free = size;
@@ -572,55 +813,72 @@ void hk_dmm_walk(hk_dmm_t *d, hk_walk_fn visit, void *ctx) { hk_tag_walk(&d->spa
 
 int hk_dmm_owns(const hk_dmm_t *d, const void *ptr) { return hk_in_range(ptr, d->span.first, d->span.sentinel); }
 
-/* Links, order, membership and tail of one list; adds its length to *listed. */
-static int check_list(const hk_dmm_t *d, unsigned list, size_t *listed, int *rover_seen)
+/* Links, order, filing and size bound of one list; adds its length to *listed. */
+static hk_check_t check_list(const hk_dmm_t *d, unsigned list, size_t *listed, int *rover_seen)
 {
-    const hk_tag_t *prev = NULL;
+    const hk_tag_t *n = node(d, list);
+    const hk_tag_t *prev = n;
     const hk_tag_t *b;
-    for (b = d->lists[list].head; b != NULL; prev = b, b = next_free(b)) {
-        if (!hk_in_range(b, d->span.first, d->span.sentinel) || hk_tag_used(b) || b == d->top ||
-            list_of(b) != list || hk_tag_size(b) < list_min_gross(d, list) ||
-            hk_tag_size(b) > d->lists[list].max_size) {
-            return 32;
+    for (b = hk_tag_links(n)->next; b != n; prev = b, b = hk_tag_links(b)->next) {
+        size_t size;
+        if (!link_placed(d, b)) {
+            return HK_CHECK_RANGE;
         }
-        if (hk_tag_links(b)->prev != prev ||
-            (d->cfg.order == HK_DMM_ORDER_ADDRESS && prev != NULL && prev >= b)) {
-            return 33;
+        if (hk_tag_used(b)) {
+            return HK_CHECK_STATE;
+        }
+        if (!hk_tag_sound(&d->span, b)) {
+            return HK_CHECK_NEIGHBOUR;
+        }
+        if (hk_tag_links(b)->prev != prev) {
+            return HK_CHECK_LINK;
+        }
+        size = hk_tag_size(b);
+        if (b == d->top || size > d->lists[list].max_size || (list != POOL && filed_list(d, size) != list) ||
+            (d->cfg.order == HK_DMM_ORDER_ADDRESS && prev != n && prev >= b)) {
+            return HK_CHECK_LIST;
         }
         if (++*listed > d->heap.stats.free_blocks) {
-            return 34;
+            return HK_CHECK_COUNT;
         }
-        *rover_seen |= (b == d->rover);
+        *rover_seen |= (list == POOL && b == d->rover);
     }
-    return (d->lists[list].tail == prev) ? 0 : 37;
+    return (hk_tag_links(n)->prev == prev) ? HK_CHECK_OK : HK_CHECK_LINK;
 }
 
-int hk_dmm_check(hk_dmm_t *d)
+hk_check_t hk_dmm_check(hk_dmm_t *d)
 {
     size_t listed = 0;
     unsigned list;
     int rover_seen = (d->rover == NULL);
     int merged = (d->cfg.coalesce == HK_DMM_LEVEL_ALWAYS && d->cfg.nlists == 0);
-    int rc = merged ? hk_tag_check(&d->heap, &d->span) : hk_tag_check_unmerged(&d->heap, &d->span);
+    hk_check_t rc = hk_tag_check(&d->heap, &d->span, merged);
 
-    if (rc != 0) {
+    if (rc != HK_CHECK_OK) {
         return rc;
     }
-    if (d->top != NULL && (hk_tag_used(d->top) || hk_tag_next(d->top) != d->span.sentinel || d->top->slack != 0)) {
-        return 30;
-    }
-    if (d->top == NULL && !hk_tag_prev_used(d->span.sentinel)) {
-        return 31;
+    if (d->top != NULL) {
+        if (!link_placed(d, d->top)) {
+            return HK_CHECK_RANGE;
+        }
+        if (hk_tag_used(d->top)) {
+            return HK_CHECK_STATE;
+        }
+        if (hk_tag_next(d->top) != d->span.sentinel) {
+            return HK_CHECK_LIST;
+        }
+    } else if (!hk_tag_prev_used(d->span.sentinel)) {
+        return HK_CHECK_LIST; /* the last block is free but not the top */
     }
     for (list = 0; list <= d->cfg.nlists; list++) {
-        if ((rc = check_list(d, list, &listed, &rover_seen)) != 0) {
+        if ((rc = check_list(d, list, &listed, &rover_seen)) != HK_CHECK_OK) {
             return rc;
         }
     }
     if (listed + (d->top != NULL) != d->heap.stats.free_blocks) {
-        return 35;
+        return HK_CHECK_COUNT;
     }
-    return rover_seen ? 0 : 36;
+    return rover_seen ? HK_CHECK_OK : HK_CHECK_LIST;
 }
 
 HK_DEFINE_OPS(hk_dmm, hk_dmm_t, "dmm", NULL);
@@ -721,6 +979,7 @@ hk_dmm_t *hk_dmm_init(void *arena, size_t size, const hk_dmm_config_t *cfg, hk_s
     uintptr_t end = hk_arena_end(arena, size);
     hk_dmm_t *d;
     size_t span_size;
+    unsigned list;
 
     if (arena == NULL || hk_dmm_validate(cfg) != HK_DMM_CFG_OK) {
         return hk_init_status(status, HK_EINVAL);
@@ -735,13 +994,17 @@ hk_dmm_t *hk_dmm_init(void *arena, size_t size, const hk_dmm_config_t *cfg, hk_s
     }
     hk_heap_setup(&d->heap, &hk_dmm_ops, span_size);
     d->cfg = *cfg;
-    hk_memset(d->lists, 0, sizeof(d->lists));
+    for (list = 0; list <= HK_DMM_MAX_LISTS; list++) {
+        drop_list(d, list);
+    }
     hk_memset(&d->counters, 0, sizeof(d->counters));
     d->rover = NULL;
-    d->top = d->span.first;
-    d->heap.stats.free_blocks = 1;
+    d->top = NULL;
+    d->span_bytes = span_size;
     d->split_min = hk_dmm_level_threshold(cfg->split);
     d->coalesce_min = hk_dmm_level_threshold(cfg->coalesce);
+    d->heap.stats.free_bytes = 0;
+    file(d, d->span.first, POOL); /* the whole span: the top */
     hk_init_status(status, HK_OK);
     return d;
 }

@@ -1,7 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * The uniform interface: port locking around each call, calloc's overflow
- * check, alignment fallback, and misuse reporting. Every allocator reaches
- * its callers through these functions or through its own direct ones.
+ * The uniform interface: port locking around each call, the calling rules
+ * (NULL, 0, realloc by moving, calloc's overflow check, alignment fallback),
+ * failure counting, level-3 validation and misuse reporting. Every
+ * allocator reaches its callers through these functions or through its own
+ * direct ones.
  */
 #include "hk_internal.h"
 
@@ -112,6 +115,33 @@ void hk_set_hooks(hk_heap_t *heap, const hk_hooks_t *hooks)
     }
 }
 
+/*
+ * The calling rules live here, so allocators never see them: malloc(0) is
+ * malloc(1); a NULL result is a failure counted here; realloc of NULL is
+ * malloc, realloc to 0 is free, and a block that cannot be resized in place
+ * moves. (Allocators whose ops have no resize yet still do this themselves.)
+ */
+static void *alloc_counted(hk_heap_t *heap, size_t size)
+{
+    void *p = heap->ops->malloc(heap, size + (size == 0));
+    if (p == NULL && heap->ops->resize != NULL) {
+        heap->stats.fail_count++;
+    }
+    return p;
+}
+
+/* Level 3: the whole heap is checked before every uniform call that changes it. */
+static void validate(hk_heap_t *heap)
+{
+#if HK_VALIDATE_EVERY_CALL
+    if (heap->ops->check(heap) != HK_CHECK_OK) {
+        hk_report(heap, HK_ERR_CORRUPT, NULL);
+    }
+#else
+    (void)heap;
+#endif
+}
+
 static void lock(const hk_heap_t *heap)
 {
     if (heap->hooks.lock != NULL) {
@@ -126,56 +156,96 @@ static void unlock(const hk_heap_t *heap)
     }
 }
 
+/* Lock and unlock around a call that changes the heap (validated first at level 3). */
+static void enter(hk_heap_t *heap)
+{
+    lock(heap);
+    validate(heap);
+}
+
+static void leave(hk_heap_t *heap) { unlock(heap); }
+
 void *hk_malloc(hk_heap_t *heap, size_t size)
 {
     void *p;
-    lock(heap);
-    p = heap->ops->malloc(heap, size);
-    unlock(heap);
+    enter(heap);
+    p = alloc_counted(heap, size);
+    leave(heap);
     return p;
 }
 
 void *hk_calloc(hk_heap_t *heap, size_t count, size_t size)
 {
-    void *p;
+    void *p = NULL;
+    enter(heap);
     if (size != 0 && count > SIZE_MAX / size) {
-        lock(heap);
         heap->stats.fail_count++;
-        unlock(heap);
-        return NULL;
+    } else {
+        p = alloc_counted(heap, count * size);
     }
-    lock(heap);
-    p = heap->ops->malloc(heap, count * size);
-    unlock(heap);
+    leave(heap);
     if (p != NULL) {
         hk_memset(p, 0, count * size);
     }
     return p;
 }
 
+/* realloc of a live block (size > 0): in place, or moved; NULL on misuse or failure. */
+static void *resize_or_move(hk_heap_t *heap, void *ptr, size_t size)
+{
+    size_t old_usable = heap->ops->usable_size(heap, ptr);
+    void *p;
+    if (old_usable == 0) {
+        return NULL; /* misuse, reported */
+    }
+    p = heap->ops->resize(heap, ptr, size);
+    if (p == NULL) {
+        p = heap->ops->malloc(heap, size);
+        if (p == NULL) {
+            heap->stats.fail_count++;
+            return NULL;
+        }
+        hk_memcpy(p, ptr, old_usable < size ? old_usable : size);
+        heap->ops->free(heap, ptr);
+    }
+    heap->stats.realloc_count++;
+    return p;
+}
+
 void *hk_realloc(hk_heap_t *heap, void *ptr, size_t size)
 {
-    void *p;
-    lock(heap);
-    p = heap->ops->realloc(heap, ptr, size);
-    unlock(heap);
+    void *p = NULL;
+    enter(heap);
+    if (heap->ops->resize == NULL) {
+        p = heap->ops->realloc(heap, ptr, ptr == NULL ? size + (size == 0) : size);
+    } else if (ptr == NULL) {
+        p = alloc_counted(heap, size);
+    } else if (size == 0) {
+        heap->ops->free(heap, ptr);
+    } else {
+        p = resize_or_move(heap, ptr, size);
+    }
+    leave(heap);
     return p;
 }
 
 void *hk_aligned_alloc(hk_heap_t *heap, size_t alignment, size_t size)
 {
     void *p = NULL;
-    lock(heap);
+    enter(heap);
     if (!hk_is_pow2(alignment)) {
         heap->stats.fail_count++;
     } else if (alignment <= HK_ALIGN) {
-        p = heap->ops->malloc(heap, size);
+        p = alloc_counted(heap, size);
     } else if (heap->ops->aligned_alloc != NULL) {
-        p = heap->ops->aligned_alloc(heap, alignment, size);
+        p = heap->ops->aligned_alloc(heap, alignment, size + (size == 0));
+        if (p == NULL && heap->ops->resize != NULL) {
+            heap->stats.fail_count++;
+        }
     } else {
         heap->stats.fail_count++;
     }
-    unlock(heap);
+    leave(heap);
     return p;
 }
 
@@ -184,9 +254,9 @@ void hk_free(hk_heap_t *heap, void *ptr)
     if (ptr == NULL) {
         return;
     }
-    lock(heap);
+    enter(heap);
     heap->ops->free(heap, ptr);
-    unlock(heap);
+    leave(heap);
 }
 
 size_t hk_usable_size(hk_heap_t *heap, const void *ptr)
@@ -206,6 +276,7 @@ void hk_get_stats(hk_heap_t *heap, hk_stats_t *out)
     lock(heap);
     heap->ops->get_stats(heap, out);
     unlock(heap);
+    hk_derive_peak(out);
 }
 
 void hk_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)

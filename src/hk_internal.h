@@ -34,6 +34,13 @@
 #define HK_ASSERT(cond) ((void)0)
 #endif
 
+/* For the few helpers of a constant-time hot path that must not cost a call. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HK_HOT static inline __attribute__((always_inline))
+#else
+#define HK_HOT static inline
+#endif
+
 /* The hardening level's parts (HK_HARDENING in heapkit.h). */
 #define HK_CHECKS (HK_HARDENING >= 1)
 #define HK_CANARIES (HK_HARDENING >= 2)
@@ -156,12 +163,15 @@ static inline void *hk_init_status(hk_status_t *status, hk_status_t result)
     return NULL;
 }
 
-/* Count an allocation that returns NULL. */
+/* Count an allocation that returns NULL (allocators whose ops have no resize: hk_malloc counts for the others). */
 static inline void *hk_fail(hk_heap_t *heap)
 {
     heap->stats.fail_count++;
     return NULL;
 }
+
+/* peak_used is derived, for every allocator alike: the high-water mark of gross used bytes. */
+static inline void hk_derive_peak(hk_stats_t *s) { s->peak_used = s->capacity - s->min_ever_free; }
 
 /* Reset the handle of a freshly initialised heap whose capacity is all free. */
 void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity);
@@ -225,24 +235,34 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
  */
 void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t size);
 
-/*
- * Define `static const hk_ops_t <prefix>_ops` from the direct functions
- * <prefix>_malloc, _realloc, _free, _usable_size, _get_stats, _walk, _check
- * and _owns, each taking a `type *` first. name is the allocator's short
- * name; aligned is the aligned-alloc adapter or NULL.
- */
-#define HK_DEFINE_OPS(prefix, type, name, aligned)                                                                      \
+#define HK_DEFINE_OPS_COMMON(prefix, type)                                                                           \
     static void *prefix##_op_malloc(hk_heap_t *h, size_t n) { return prefix##_malloc((type *)h, n); }           \
-    static void *prefix##_op_realloc(hk_heap_t *h, void *p, size_t n) { return prefix##_realloc((type *)h, p, n); } \
     static void prefix##_op_free(hk_heap_t *h, void *p) { prefix##_free((type *)h, p); }                        \
     static size_t prefix##_op_usable(hk_heap_t *h, const void *p) { return prefix##_usable_size((type *)h, p); } \
     static void prefix##_op_stats(hk_heap_t *h, hk_stats_t *s) { prefix##_get_stats((type *)h, s); }            \
     static void prefix##_op_walk(hk_heap_t *h, hk_walk_fn f, void *c) { prefix##_walk((type *)h, f, c); }       \
     static hk_check_t prefix##_op_check(hk_heap_t *h) { return (hk_check_t)prefix##_check((type *)h); }           \
-    static int prefix##_op_owns(const hk_heap_t *h, const void *p) { return prefix##_owns((const type *)h, p); } \
-    static const hk_ops_t prefix##_ops = {name,              prefix##_op_malloc, aligned,                       \
-                                          prefix##_op_realloc, prefix##_op_free,  prefix##_op_usable,           \
-                                          prefix##_op_stats,   prefix##_op_walk,  prefix##_op_check,            \
-                                          prefix##_op_owns}
+    static int prefix##_op_owns(const hk_heap_t *h, const void *p) { return prefix##_owns((const type *)h, p); }
+
+/* As HK_DEFINE_OPS, for an allocator whose realloc still handles NULL, 0 and moving itself. */
+#define HK_DEFINE_OPS_REALLOC(prefix, type, name, aligned)                                                              \
+    HK_DEFINE_OPS_COMMON(prefix, type)                                                                                  \
+    static void *prefix##_op_realloc(hk_heap_t *h, void *p, size_t n) { return prefix##_realloc((type *)h, p, n); } \
+    static const hk_ops_t prefix##_ops = {name,             prefix##_op_malloc, aligned,          prefix##_op_realloc, \
+                                          NULL,             prefix##_op_free,   prefix##_op_usable, prefix##_op_stats,  \
+                                          prefix##_op_walk, prefix##_op_check,  prefix##_op_owns}
+
+/*
+ * Define `static const hk_ops_t <prefix>_ops` from the direct functions
+ * <prefix>_malloc, _resize, _free, _usable_size, _get_stats, _walk, _check
+ * and _owns, each taking a `type *` first. name is the allocator's short
+ * name; aligned is the aligned-alloc adapter or NULL.
+ */
+#define HK_DEFINE_OPS(prefix, type, name, aligned)                                                                      \
+    HK_DEFINE_OPS_COMMON(prefix, type)                                                                                  \
+    static void *prefix##_op_resize(hk_heap_t *h, void *p, size_t n) { return prefix##_resize((type *)h, p, n); }   \
+    static const hk_ops_t prefix##_ops = {name,             prefix##_op_malloc, aligned,          NULL,                \
+                                          prefix##_op_resize, prefix##_op_free, prefix##_op_usable, prefix##_op_stats,  \
+                                          prefix##_op_walk, prefix##_op_check,  prefix##_op_owns}
 
 #endif

@@ -257,7 +257,7 @@ static int give(hk_pool_t *p, void *ptr)
 
 /* ---- one pool ---- */
 
-HK_DEFINE_OPS(hk_pool, hk_pool_t, "pool", NULL);
+HK_DEFINE_OPS_REALLOC(hk_pool, hk_pool_t, "pool", NULL);
 
 hk_pool_t *hk_pool_create(hk_heap_t *backing, size_t block_size, size_t max_blocks)
 {
@@ -484,7 +484,7 @@ int hk_pool_owns(const hk_pool_t *pool, const void *ptr)
 
 /* ---- a set of pools ---- */
 
-HK_DEFINE_OPS(hk_poolset, hk_poolset_t, "poolset", NULL);
+HK_DEFINE_OPS_REALLOC(hk_poolset, hk_poolset_t, "poolset", NULL);
 
 static int classes_valid(const hk_pool_class_t *classes, size_t n_classes)
 {

@@ -114,7 +114,7 @@ static void *count_fail(hk_lfpool_t *pool)
     return NULL;
 }
 
-HK_DEFINE_OPS(hk_lfpool, hk_lfpool_t, "lfpool", NULL);
+HK_DEFINE_OPS_REALLOC(hk_lfpool, hk_lfpool_t, "lfpool", NULL);
 
 hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_status_t *status)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * regions: one heap over up to N separate regions, each holding a sub-heap.
  *
@@ -10,9 +11,9 @@
  *
  * Dispatch. malloc and aligned_alloc try the sub-heaps in address order,
  * skipping those whose free bytes cannot hold the request; free,
- * usable_size and realloc find the owner by binary search on the region
- * starts. realloc first asks the owner (in place or moved within it), then
- * moves the block to another region. Sub-heaps are called through their own
+ * usable_size and resize find the owner by binary search on the region
+ * starts. resize asks the owner to resize in place; hk_realloc moves the
+ * block otherwise, to any region with room. Sub-heaps are called through their own
  * ops, unlocked: the uniform layer locks the regions heap as a whole.
  *
  * Time: malloc O(regions x sub-heap malloc) in the worst case, O(sub-heap)
@@ -20,15 +21,14 @@
  * O(log regions) plus the sub-heap's cost; add and remove O(regions)
  * (the slots shift); get_stats, walk and check visit every region.
  *
- * Statistics are exact. After each sub-heap call the regions heap adds the
- * change in the sub-heap's counters to its own, and its low- and high-water
- * marks (min_ever_free, peak_used) are those of the sums, also while a
- * realloc moving inside a region or between regions holds both blocks. fail_count and
- * realloc_count are the regions heap's own (a sub-heap that cannot serve a
- * request is no failure while another one can); free_blocks and the
- * largest/smallest free block come from the sub-heaps' get_stats. Adding a
- * region raises capacity, free_bytes and min_ever_free by its free bytes;
- * removing one lowers them again (the mark never above free_bytes).
+ * Statistics are the sums of the sub-heaps' get_stats, except fail_count and
+ * realloc_count, the regions heap's own as hk_malloc and hk_realloc count
+ * them (a sub-heap that cannot serve a request is no failure while another
+ * one can), and the free bytes and
+ * their low-water mark, which the regions heap follows call by call (see
+ * call_end). Adding a region raises capacity, free_bytes and min_ever_free
+ * by its free bytes; removing one lowers them again (the mark never above
+ * free_bytes).
  *
  * Overhead: the control struct plus 3 words per slot, and each region's own
  * sub-heap control data.
@@ -204,22 +204,31 @@ hk_status_t hk_regions_add(hk_regions_t *regions, void *arena, size_t size)
     return HK_OK;
 }
 
+
 hk_status_t hk_regions_remove(hk_regions_t *regions, size_t i, hk_region_info_t *info)
 {
     hk_stats_t *s = &regions->heap.stats;
-    hk_heap_t *sub;
+    hk_stats_t sub;
     size_t shortfall;
 
-    if (i >= regions->count || regions->slot[i].heap->stats.used_blocks != 0) {
+    if (i >= regions->count) {
+        return HK_EINVAL;
+    }
+    regions->slot[i].heap->ops->get_stats(regions->slot[i].heap, &sub);
+    if (sub.used_blocks != 0) {
         return HK_EINVAL;
     }
     if (info != NULL) {
         hk_regions_at(regions, i, info);
     }
-    sub = regions->slot[i].heap;
-    s->capacity -= sub->stats.capacity;
-    s->free_bytes -= sub->stats.free_bytes;
-    shortfall = sub->stats.free_bytes < s->min_ever_free ? sub->stats.free_bytes : s->min_ever_free;
+    /* The counts of what the region served stay in the regions heap's own. */
+    s->alloc_count += sub.alloc_count;
+    s->free_count += sub.free_count;
+    s->split_count += sub.split_count;
+    s->coalesce_count += sub.coalesce_count;
+    s->capacity -= sub.capacity;
+    s->free_bytes -= sub.free_bytes;
+    shortfall = sub.free_bytes < s->min_ever_free ? sub.free_bytes : s->min_ever_free;
     s->min_ever_free -= shortfall;
     if (s->min_ever_free > s->free_bytes) {
         s->min_ever_free = s->free_bytes;
@@ -232,73 +241,41 @@ hk_status_t hk_regions_remove(hk_regions_t *regions, size_t i, hk_region_info_t 
 }
 
 /*
- * Around each sub-heap call: its marks are lowered to its current levels
- * first, so afterwards they tell the lowest free and highest used level the
- * sub-heap passed through during the call (a realloc moving inside it holds
- * two blocks for a moment), which puts the sums' marks exactly where they
- * were at that moment. Then the sub-heap's own marks are put back.
+ * Around each sub-heap call: the sum of the sub-heaps' free bytes (which
+ * every allocator keeps current) follows the sub-heap's change, and its
+ * low-water mark is taken after every call, so a realloc that moves a
+ * block is seen holding both.
  */
-static void call_begin(hk_heap_t *sub, hk_stats_t *before)
-{
-    *before = sub->stats;
-    sub->stats.min_ever_free = sub->stats.free_bytes;
-    sub->stats.peak_used = sub->stats.used_granted;
-}
-
-static void call_end(hk_regions_t *r, hk_heap_t *sub, const hk_stats_t *before)
+static void call_end(hk_regions_t *r, const hk_heap_t *sub, size_t free_before)
 {
     hk_stats_t *s = &r->heap.stats;
-    hk_stats_t *after = &sub->stats;
-    size_t low = s->free_bytes - (before->free_bytes - after->min_ever_free);
-    size_t high = s->used_granted + (after->peak_used - before->used_granted);
-    if (low < s->min_ever_free) {
-        s->min_ever_free = low;
-    }
-    if (high > s->peak_used) {
-        s->peak_used = high;
-    }
-    s->free_bytes += after->free_bytes - before->free_bytes;
-    s->used_requested += after->used_requested - before->used_requested;
-    s->used_granted += after->used_granted - before->used_granted;
-    s->used_blocks += after->used_blocks - before->used_blocks;
-    s->alloc_count += after->alloc_count - before->alloc_count;
-    s->free_count += after->free_count - before->free_count;
-    s->split_count += after->split_count - before->split_count;
-    s->coalesce_count += after->coalesce_count - before->coalesce_count;
-    if (before->min_ever_free < after->min_ever_free) {
-        after->min_ever_free = before->min_ever_free;
-    }
-    if (before->peak_used > after->peak_used) {
-        after->peak_used = before->peak_used;
+    s->free_bytes = s->free_bytes - free_before + sub->stats.free_bytes;
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
     }
 }
 
 static void *sub_malloc(hk_regions_t *r, hk_heap_t *sub, size_t size)
 {
-    hk_stats_t before;
-    void *p;
-    call_begin(sub, &before);
-    p = sub->ops->malloc(sub, size);
-    call_end(r, sub, &before);
+    size_t free_before = sub->stats.free_bytes;
+    void *p = sub->ops->malloc(sub, size);
+    call_end(r, sub, free_before);
     return p;
 }
 
 static void *sub_aligned(hk_regions_t *r, hk_heap_t *sub, size_t alignment, size_t size)
 {
-    hk_stats_t before;
-    void *p;
-    call_begin(sub, &before);
-    p = sub->ops->aligned_alloc(sub, alignment, size);
-    call_end(r, sub, &before);
+    size_t free_before = sub->stats.free_bytes;
+    void *p = sub->ops->aligned_alloc(sub, alignment, size);
+    call_end(r, sub, free_before);
     return p;
 }
 
 static void sub_free(hk_regions_t *r, hk_heap_t *sub, void *ptr)
 {
-    hk_stats_t before;
-    call_begin(sub, &before);
+    size_t free_before = sub->stats.free_bytes;
     sub->ops->free(sub, ptr);
-    call_end(r, sub, &before);
+    call_end(r, sub, free_before);
 }
 
 /* Could this sub-heap serve size bytes at all? Its free bytes are a bound every allocator keeps. */
@@ -323,21 +300,12 @@ static void *malloc_elsewhere(hk_regions_t *r, size_t size, size_t skip)
     return NULL;
 }
 
-void *hk_regions_malloc(hk_regions_t *regions, size_t size)
-{
-    void *p = malloc_elsewhere(regions, size, regions->count);
-    return p != NULL ? p : hk_fail(&regions->heap);
-}
+void *hk_regions_malloc(hk_regions_t *regions, size_t size) { return malloc_elsewhere(regions, size, regions->count); }
 
 void *hk_regions_aligned_alloc(hk_regions_t *regions, size_t alignment, size_t size)
 {
     size_t i;
-    if (!hk_is_pow2(alignment)) {
-        return hk_fail(&regions->heap);
-    }
-    if (alignment <= HK_ALIGN) {
-        return hk_regions_malloc(regions, size);
-    }
+    HK_ASSERT(hk_is_pow2(alignment) && alignment > HK_ALIGN);
     for (i = 0; i < regions->count; i++) {
         hk_heap_t *sub = regions->slot[i].heap;
         if (sub->ops->aligned_alloc != NULL && may_fit(sub, size)) {
@@ -347,7 +315,7 @@ void *hk_regions_aligned_alloc(hk_regions_t *regions, size_t alignment, size_t s
             }
         }
     }
-    return hk_fail(&regions->heap);
+    return NULL;
 }
 
 /* The sub-heap owning ptr, or NULL after reporting a foreign pointer. */
@@ -375,40 +343,18 @@ void hk_regions_free(hk_regions_t *regions, void *ptr)
     }
 }
 
-void *hk_regions_realloc(hk_regions_t *regions, void *ptr, size_t size)
+void *hk_regions_resize(hk_regions_t *regions, void *ptr, size_t size)
 {
     size_t i;
-    hk_heap_t *sub;
-    hk_stats_t before;
+    size_t free_before;
+    hk_heap_t *sub = owner(regions, ptr, &i);
     void *p;
-
-    if (ptr == NULL) {
-        return hk_regions_malloc(regions, size);
+    if (sub == NULL || sub->ops->resize == NULL) {
+        return NULL; /* misuse, reported; or a sub-heap that cannot resize in place: hk_realloc moves */
     }
-    if (size == 0) {
-        hk_regions_free(regions, ptr);
-        return NULL;
-    }
-    sub = owner(regions, ptr, &i);
-    if (sub == NULL) {
-        return NULL;
-    }
-    call_begin(sub, &before);
-    p = sub->ops->realloc(sub, ptr, size);
-    call_end(regions, sub, &before);
-    if (p == NULL && sub->stats.error_count == before.error_count) {
-        /* The owner has no room: move the block to another region. */
-        size_t old = sub->ops->usable_size(sub, ptr);
-        p = malloc_elsewhere(regions, size, i);
-        if (p == NULL) {
-            return hk_fail(&regions->heap);
-        }
-        hk_memcpy(p, ptr, old < size ? old : size);
-        sub_free(regions, sub, ptr);
-    }
-    if (p != NULL) {
-        regions->heap.stats.realloc_count++;
-    }
+    free_before = sub->stats.free_bytes;
+    p = sub->ops->resize(sub, ptr, size);
+    call_end(regions, sub, free_before);
     return p;
 }
 
@@ -427,12 +373,16 @@ void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out)
 {
     size_t i;
     *out = regions->heap.stats;
-    out->free_blocks = 0;
-    out->largest_free = 0;
-    out->smallest_free = 0;
     for (i = 0; i < regions->count; i++) {
         hk_stats_t s;
         regions->slot[i].heap->ops->get_stats(regions->slot[i].heap, &s);
+        out->used_requested += s.used_requested;
+        out->used_granted += s.used_granted;
+        out->used_blocks += s.used_blocks;
+        out->alloc_count += s.alloc_count;
+        out->free_count += s.free_count;
+        out->split_count += s.split_count;
+        out->coalesce_count += s.coalesce_count;
         out->free_blocks += s.free_blocks;
         if (s.largest_free > out->largest_free) {
             out->largest_free = s.largest_free;
@@ -441,6 +391,7 @@ void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out)
             out->smallest_free = s.smallest_free;
         }
     }
+    hk_derive_peak(out);
 }
 
 void hk_regions_walk(hk_regions_t *regions, hk_walk_fn visit, void *ctx)
@@ -452,41 +403,37 @@ void hk_regions_walk(hk_regions_t *regions, hk_walk_fn visit, void *ctx)
 }
 
 /*
- * 0 when every invariant holds: slots sorted, disjoint and outside the
- * control buffer (1), each sub-heap's own check (2), the sums equal to the
- * sub-heaps' counters (3), the marks bound the current values (4).
+ * Every invariant: slots sorted, disjoint and outside the control buffer,
+ * each sub-heap's own check, the sums of capacity and free bytes equal to
+ * the sub-heaps', the low-water mark at or below the free bytes.
  */
-int hk_regions_check(hk_regions_t *regions)
+hk_check_t hk_regions_check(hk_regions_t *regions)
 {
     const hk_stats_t *s = &regions->heap.stats;
-    hk_stats_t sum;
+    size_t capacity = 0;
+    size_t free_bytes = 0;
     size_t i;
 
-    hk_memset(&sum, 0, sizeof(sum));
     for (i = 0; i < regions->count; i++) {
         const region_slot_t *slot = &regions->slot[i];
-        const hk_stats_t *sub = &slot->heap->stats;
+        hk_check_t rc;
         if (slot->start >= slot->end || (i > 0 && regions->slot[i - 1].end > slot->start) ||
             overlaps(slot->start, slot->end, regions->mem_lo, regions->mem_hi) ||
             !hk_in_range(slot->heap, (const void *)slot->start, (const void *)slot->end)) {
-            return 1;
+            return HK_CHECK_CONTROL;
         }
-        if (slot->heap->ops->check(slot->heap) != 0) {
-            return 2;
+        rc = slot->heap->ops->check(slot->heap);
+        if (rc != HK_CHECK_OK) {
+            return rc;
         }
-        sum.capacity += sub->capacity;
-        sum.free_bytes += sub->free_bytes;
-        sum.used_requested += sub->used_requested;
-        sum.used_granted += sub->used_granted;
-        sum.used_blocks += sub->used_blocks;
+        capacity += slot->heap->stats.capacity;
+        free_bytes += slot->heap->stats.free_bytes;
     }
-    if (regions->count > regions->cap || s->capacity != sum.capacity || s->free_bytes != sum.free_bytes ||
-        s->used_requested != sum.used_requested || s->used_granted != sum.used_granted ||
-        s->used_blocks != sum.used_blocks) {
-        return 3;
+    if (regions->count > regions->cap) {
+        return HK_CHECK_CONTROL;
     }
-    if (s->min_ever_free > s->free_bytes || s->peak_used < s->used_granted) {
-        return 4;
+    if (s->capacity != capacity || s->free_bytes != free_bytes || s->min_ever_free > s->free_bytes) {
+        return HK_CHECK_STATS;
     }
-    return 0;
+    return HK_CHECK_OK;
 }

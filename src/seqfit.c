@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seqfit: sequential fits over an address-ordered free list.
  *
@@ -22,8 +23,12 @@
  * Time: malloc, free, realloc and aligned_alloc are O(free blocks): the
  * search, and the address-ordered insert of a freed block or a split-off
  * remainder; get_stats walks the free list too. usable_size is O(1).
- * Overhead: the 8-byte tag per used block; a free block needs
- * HK_TAG_MIN_BLOCK. Misuse detection is that of tagged.h.
+ * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
+ * 8 on 64-bit hosts; 4 more, and 4 bytes of canary room, at HK_HARDENING
+ * >= 2); a free block needs HK_TAG_MIN_BLOCK. Misuse detection is that of
+ * tagged.h; with HK_CHECKS a search steps only along links that point at
+ * free blocks linking back, and a found block must be sound before it is
+ * handed out: damage is reported and the damaged part of the list dropped.
  *
  * The fits-cse3320 seed's counters (reuses, grows, splits, coalesces, free
  * blocks, bytes requested, max heap) are kept in hk_seqfit_counters_t.
@@ -71,6 +76,7 @@ static void list_insert(hk_seqfit_t *s, hk_tag_t *b)
     }
     link_between(s, b, prev, next);
     s->heap.stats.free_blocks++;
+    s->heap.stats.free_bytes += hk_tag_size(b);
 }
 
 static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
@@ -88,16 +94,23 @@ static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
         s->rover = links->next;
     }
     s->heap.stats.free_blocks--;
+    s->heap.stats.free_bytes -= hk_tag_size(b);
 }
 
-/* b takes old's place on the list; address order is kept because they are neighbours. */
-static void list_replace(hk_seqfit_t *s, hk_tag_t *old, hk_tag_t *b)
+/*
+ * The free block after b on the list, for a search. With HK_CHECKS a link
+ * that is not placed at a free block linking back ends the list there
+ * (reported): the blocks past it are lost, never handed out.
+ */
+static hk_tag_t *step(hk_seqfit_t *s, hk_tag_t *b)
 {
-    hk_tag_links_t *links = hk_tag_links(old);
-    link_between(s, b, links->prev, links->next);
-    if (s->rover == old) {
-        s->rover = b;
+    hk_tag_t *next = next_free(b);
+    if (HK_CHECKS && next != NULL && (!hk_tag_link_sound(&s->span, next) || hk_tag_links(next)->prev != b)) {
+        hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_links(b));
+        hk_tag_links(b)->next = NULL;
+        return NULL;
     }
+    return next;
 }
 
 static hk_tag_t *search(hk_seqfit_t *s, size_t size)
@@ -106,7 +119,7 @@ static hk_tag_t *search(hk_seqfit_t *s, size_t size)
     hk_tag_t *pick = NULL;
     switch (s->policy) {
     case HK_SEQFIT_FIRST:
-        for (b = s->head; b != NULL && hk_tag_size(b) < size; b = next_free(b)) {
+        for (b = s->head; b != NULL && hk_tag_size(b) < size; b = step(s, b)) {
         }
         return b;
     case HK_SEQFIT_NEXT: {
@@ -117,7 +130,7 @@ static hk_tag_t *search(hk_seqfit_t *s, size_t size)
                 s->rover = b;
                 return b;
             }
-            b = next_free(b);
+            b = step(s, b);
             if (b == NULL && start != s->head) {
                 b = s->head;
             }
@@ -128,7 +141,7 @@ static hk_tag_t *search(hk_seqfit_t *s, size_t size)
         return NULL;
     }
     case HK_SEQFIT_BEST:
-        for (b = s->head; b != NULL; b = next_free(b)) {
+        for (b = s->head; b != NULL; b = step(s, b)) {
             if (hk_tag_size(b) >= size && (pick == NULL || hk_tag_size(b) < hk_tag_size(pick))) {
                 pick = b;
                 if (hk_tag_size(b) == size) {
@@ -138,7 +151,7 @@ static hk_tag_t *search(hk_seqfit_t *s, size_t size)
         }
         return pick;
     case HK_SEQFIT_WORST:
-        for (b = s->head; b != NULL; b = next_free(b)) {
+        for (b = s->head; b != NULL; b = step(s, b)) {
             if (pick == NULL || hk_tag_size(b) > hk_tag_size(pick)) {
                 pick = b;
             }
@@ -148,15 +161,30 @@ static hk_tag_t *search(hk_seqfit_t *s, size_t size)
     return NULL;
 }
 
-/* Take free block b off the list, or out of the top. */
-static void detach(hk_seqfit_t *s, hk_tag_t *b)
+/* A listed block's links are placed and link back to it (HK_CHECKS). */
+static int links_sound(const hk_seqfit_t *s, const hk_tag_t *b)
+{
+    const hk_tag_links_t *links = hk_tag_links(b);
+    return !HK_CHECKS ||
+           (hk_tag_link_sound(&s->span, links->next) && hk_tag_link_sound(&s->span, links->prev) &&
+            (links->next == NULL || hk_tag_links(links->next)->prev == b) &&
+            (links->prev != NULL ? hk_tag_links(links->prev)->next == b : s->head == b));
+}
+
+/* Take free block b off the list, or out of the top; 0 (reported, left alone) if its links are damaged. */
+static int detach(hk_seqfit_t *s, hk_tag_t *b)
 {
     if (b == s->top) {
         s->top = NULL;
         s->heap.stats.free_blocks--;
-    } else {
+        s->heap.stats.free_bytes -= hk_tag_size(b);
+    } else if (links_sound(s, b)) {
         list_remove(s, b);
+    } else {
+        hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
+        return 0;
     }
+    return 1;
 }
 
 /* File free block b: it becomes the top if it reaches the sentinel, else goes on the list. */
@@ -165,6 +193,7 @@ static void file(hk_seqfit_t *s, hk_tag_t *b)
     if (hk_tag_next(b) == s->span.sentinel) {
         s->top = b;
         s->heap.stats.free_blocks++;
+        s->heap.stats.free_bytes += hk_tag_size(b);
     } else {
         list_insert(s, b);
     }
@@ -183,35 +212,67 @@ static void note_top(hk_seqfit_t *s)
 static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested)
 {
     size_t rest = hk_tag_size(b) - size;
-    hk_tag_t *r = NULL;
     int from_top = (b == s->top);
+    int was_rover = (b == s->rover);
 
+    if (HK_CANARIES && !hk_tag_poison_intact(b)) {
+        hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b)); /* written after free */
+    }
+    if (!detach(s, b)) {
+        return NULL;
+    }
     if (rest >= HK_TAG_MIN_BLOCK) {
-        r = (hk_tag_t *)((uintptr_t)b + size);
-        hk_tag_set(&s->span, b, (uint32_t)size | (b->size_flags & HK_TAG_PREV_USED), 0);
-        hk_tag_set(&s->span, r, (uint32_t)rest | HK_TAG_PREV_USED, 0);
-        hk_tag_make_free(&s->span, r, rest);
+        hk_tag_t *r = hk_tag_at((uintptr_t)b + size);
+        hk_tag_write(b, size, 1);
+        hk_tag_write(r, rest, 0);
+        file(s, r);
+        if (!from_top) {
+            s->heap.stats.split_count++; /* carving the top is a grow, not a split */
+        }
+        if (was_rover) {
+            s->rover = r; /* next fit resumes at the remainder, where b stood */
+        }
+    } else {
+        b->size_used |= 1u;
     }
     if (from_top) {
-        detach(s, b);
-        if (r != NULL) {
-            file(s, r);
-        }
         s->grows++;
     } else {
-        if (r != NULL) {
-            list_replace(s, b, r);
-            s->heap.stats.split_count++;
-        } else {
-            list_remove(s, b);
-        }
         s->reuses++;
     }
-    hk_tag_make_used(&s->span, b, hk_tag_size(b), requested);
-    hk_count_alloc(&s->heap, requested, hk_tag_usable(b), hk_tag_size(b));
+    hk_tag_arm_canary(b, requested);
+#if HK_CANARIES
+    s->heap.stats.used_requested += requested;
+#endif
+    s->heap.stats.alloc_count++;
+    if (s->heap.stats.free_bytes < s->heap.stats.min_ever_free) {
+        s->heap.stats.min_ever_free = s->heap.stats.free_bytes;
+    }
     s->requested_total += requested;
     note_top(s);
     return hk_tag_payload(b);
+}
+
+/*
+ * A found block must be a sound free block before it is handed out
+ * (HK_CHECKS): one that is not is reported and unlinked where its links
+ * allow, and never handed out.
+ */
+static int fit_sound(hk_seqfit_t *s, hk_tag_t *b)
+{
+    if (!HK_CHECKS || (!hk_tag_used(b) && hk_tag_sound(&s->span, b))) {
+        return 1;
+    }
+    hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
+    if (b == s->top) {
+        s->top = NULL;
+    } else if (links_sound(s, b)) {
+        list_remove(s, b);
+    } else {
+        s->head = NULL; /* the list cannot be walked past b: drop it whole */
+        s->rover = NULL;
+    }
+    return 0;
 }
 
 /* A free block of at least size gross bytes: from the list, else the top. */
@@ -227,26 +288,31 @@ static hk_tag_t *find_fit(hk_seqfit_t *s, size_t size)
 void *hk_seqfit_malloc(hk_seqfit_t *s, size_t size)
 {
     size_t gross = hk_tag_gross(size);
-    hk_tag_t *b = (gross != 0) ? find_fit(s, gross) : NULL;
-    return (b != NULL) ? hand_out(s, b, gross, size) : hk_fail(&s->heap);
+    hk_tag_t *b;
+    if (gross == 0) {
+        return NULL;
+    }
+    while ((b = find_fit(s, gross)) != NULL && !fit_sound(s, b)) {
+    }
+    return (b != NULL) ? hand_out(s, b, gross, size) : NULL;
 }
 
 void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
 {
     size_t gross = hk_tag_gross(size);
-    size_t slack = alignment + HK_TAG_MIN_BLOCK;
+    size_t room = alignment + HK_TAG_MIN_BLOCK;
     hk_tag_t *b;
     uintptr_t payload;
     uintptr_t aligned;
 
-    if (!hk_is_pow2(alignment) || alignment > HK_TAG_MAX_SPAN / 2u) {
-        return hk_fail(&s->heap);
+    HK_ASSERT(hk_is_pow2(alignment) && alignment > HK_ALIGN);
+    if (gross == 0 || alignment > HK_TAG_MAX_BLOCK / 2u || gross > HK_TAG_MAX_BLOCK - room) {
+        return NULL;
     }
-    if (alignment <= HK_ALIGN) {
-        return hk_seqfit_malloc(s, size);
+    while ((b = find_fit(s, gross + room)) != NULL && !fit_sound(s, b)) {
     }
-    if (gross == 0 || gross > HK_TAG_MAX_SPAN - slack || (b = find_fit(s, gross + slack)) == NULL) {
-        return hk_fail(&s->heap);
+    if (b == NULL) {
+        return NULL;
     }
     payload = (uintptr_t)hk_tag_payload(b);
     aligned = hk_align_up_uptr(payload, alignment);
@@ -256,17 +322,17 @@ void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
     if (aligned != payload) {
         /* The gap in front stays (or, cut from the top, becomes) a listed free block. */
         size_t gap = (size_t)(aligned - payload);
+        size_t whole = hk_tag_size(b);
         hk_tag_t *front = b;
-        b = (hk_tag_t *)((uintptr_t)front + gap);
-        hk_tag_set(&s->span, b, (uint32_t)(hk_tag_size(front) - gap), 0);
-        hk_tag_make_free(&s->span, front, gap);
-        if (front == s->top) {
-            s->top = b;
-            list_insert(s, front);
-        } else {
-            link_between(s, b, front, next_free(front));
-            s->heap.stats.free_blocks++;
+        if (!detach(s, front)) {
+            return NULL;
         }
+        b = hk_tag_at((uintptr_t)front + gap);
+        hk_tag_write(front, gap, 0);
+        hk_tag_write(b, whole - gap, 0);
+        hk_tag_poison(front);
+        list_insert(s, front);
+        file(s, b);
         s->heap.stats.split_count++;
     }
     return hand_out(s, b, gross, size);
@@ -274,46 +340,47 @@ void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
 
 static const hk_tag_lists_t seqfit_lists;
 
-/* Free block b (on no list): merge it with its free neighbours and file the result. */
-static void release(hk_seqfit_t *s, hk_tag_t *b) { file(s, hk_tag_coalesce(&s->heap, &s->span, &seqfit_lists, b)); }
+static int detach_cb(hk_heap_t *h, hk_tag_t *b) { return detach((hk_seqfit_t *)h, b); }
+static void file_cb(hk_heap_t *h, hk_tag_t *b) { file((hk_seqfit_t *)h, b); }
+static const hk_tag_lists_t seqfit_lists = {detach_cb, file_cb};
 
 void hk_seqfit_free(hk_seqfit_t *s, void *ptr)
 {
-    hk_tag_t *b;
-    if (ptr == NULL || (b = hk_tag_lookup(&s->heap, &s->span, ptr)) == NULL) {
+    hk_tag_t *b = hk_tag_lookup(&s->heap, &s->span, ptr);
+    if (b == NULL) {
         return;
     }
-    hk_count_free(&s->heap, hk_tag_requested(b), hk_tag_usable(b), hk_tag_size(b));
-    release(s, b);
+#if HK_CANARIES
+    s->heap.stats.used_requested -= b->requested;
+#endif
+    s->heap.stats.free_count++;
+    file(s, hk_tag_coalesce(&s->heap, &s->span, &seqfit_lists, b));
 }
 
-static void detach_block(hk_heap_t *h, hk_tag_t *b) { detach((hk_seqfit_t *)h, b); }
-static void release_block(hk_heap_t *h, hk_tag_t *b) { release((hk_seqfit_t *)h, b); }
-static const hk_tag_lists_t seqfit_lists = {detach_block, release_block};
-
-void *hk_seqfit_realloc(hk_seqfit_t *s, void *ptr, size_t size)
+void *hk_seqfit_resize(hk_seqfit_t *s, void *ptr, size_t size)
 {
-    void *p = hk_tag_realloc(&s->heap, &s->span, &seqfit_lists, ptr, size);
+    hk_tag_t *b = hk_tag_lookup(&s->heap, &s->span, ptr);
+    if (b == NULL || !hk_tag_resize(&s->heap, &s->span, &seqfit_lists, b, size)) {
+        return NULL;
+    }
     note_top(s);
-    return p;
+    return ptr;
 }
 
 size_t hk_seqfit_usable_size(hk_seqfit_t *s, const void *ptr)
 {
-    const hk_tag_t *b;
-    if (ptr == NULL || (b = hk_tag_lookup(&s->heap, &s->span, ptr)) == NULL) {
-        return 0;
-    }
-    return hk_tag_usable(b);
+    const hk_tag_t *b = hk_tag_lookup(&s->heap, &s->span, ptr);
+    return (b != NULL) ? hk_tag_usable_size(b) : 0;
 }
 
 void hk_seqfit_get_stats(hk_seqfit_t *s, hk_stats_t *out)
 {
     const hk_tag_t *b;
     *out = s->heap.stats;
+    hk_tag_derive_stats(out);
     out->largest_free = (s->top != NULL) ? hk_tag_size(s->top) : 0;
     out->smallest_free = out->largest_free;
-    for (b = s->head; b != NULL; b = next_free(b)) {
+    for (b = s->head; b != NULL && hk_tag_link_sound(&s->span, b); b = next_free(b)) {
         size_t size = hk_tag_size(b);
         if (size > out->largest_free) {
             out->largest_free = size;
@@ -339,39 +406,39 @@ void hk_seqfit_walk(hk_seqfit_t *s, hk_walk_fn visit, void *ctx) { hk_tag_walk(&
 
 int hk_seqfit_owns(const hk_seqfit_t *s, const void *ptr) { return hk_in_range(ptr, s->span.first, s->span.sentinel); }
 
-int hk_seqfit_check(hk_seqfit_t *s)
+hk_check_t hk_seqfit_check(hk_seqfit_t *s)
 {
     const hk_tag_t *prev = NULL;
     const hk_tag_t *b;
     size_t listed = 0;
-    int rc = hk_tag_check(&s->heap, &s->span);
+    hk_check_t rc = hk_tag_check(&s->heap, &s->span, 1);
     int rover_listed = (s->rover == NULL);
 
-    if (rc != 0) {
+    if (rc != HK_CHECK_OK) {
         return rc;
     }
     if (s->top != NULL && (hk_tag_used(s->top) || hk_tag_next(s->top) != s->span.sentinel)) {
-        return 30;
+        return HK_CHECK_LIST;
     }
     if (s->top == NULL && !hk_tag_prev_used(s->span.sentinel)) {
-        return 31;
+        return HK_CHECK_LIST;
     }
     for (b = s->head; b != NULL; prev = b, b = next_free(b)) {
-        if (!hk_in_range(b, s->span.first, s->span.sentinel) || hk_tag_used(b) || b == s->top) {
-            return 32;
+        if (!hk_tag_link_sound(&s->span, b) || b == s->top) {
+            return HK_CHECK_LINK;
         }
         if (hk_tag_links(b)->prev != prev || (prev != NULL && prev >= b)) {
-            return 33;
+            return HK_CHECK_LINK;
         }
         if (++listed > s->heap.stats.free_blocks) {
-            return 34;
+            return HK_CHECK_COUNT;
         }
         rover_listed |= (b == s->rover);
     }
     if (listed + (s->top != NULL) != s->heap.stats.free_blocks) {
-        return 35;
+        return HK_CHECK_COUNT;
     }
-    return rover_listed ? 0 : 36;
+    return rover_listed ? HK_CHECK_OK : HK_CHECK_LIST;
 }
 
 static void *seqfit_op_aligned(hk_heap_t *h, size_t alignment, size_t size)

@@ -1,143 +1,209 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * Boundary-tagged blocks, the physical layout shared by seqfit and tlsf.
+ * Boundary-tagged blocks, the physical layout shared by tlsf, seqfit and dmm.
  *
- * The managed span is a chain of blocks, each starting with an 8-byte tag:
+ * The managed span is a chain of blocks. Each starts with a tag that records
+ * its own size and its left neighbour's size, as Zephyr's sys_heap chunks do:
  *
- *   uint32 size_flags  gross block size (multiple of HK_ALIGN) | USED | PREV_USED
- *   uint16 slack       usable - requested, for used blocks (bounded by
- *                      HK_TAG_MIN_BLOCK + HK_ALIGN, so 16 bits always suffice,
- *                      except in dmm, which bounds it itself); free blocks
- *                      hold 0, or dmm's number of the list holding them
- *   uint16 check       hash of size_flags, slack, the tag's own address and
- *                      the heap's key (hk_heap_key), so a tag written by
- *                      another heap, or an earlier heap on the same arena,
- *                      does not pass for one of this heap's
+ *   left      gross size of the block before it, in HK_ALIGN units (0: first)
+ *   size_used gross size of this block in HK_ALIGN units << 1 | used
+ *   requested (HK_HARDENING >= 2 only) the caller's request, which places
+ *             the canary
  *
- * The payload follows the tag and is HK_ALIGN-aligned, so blocks start at
- * addresses that are HK_TAG_HDR short of an alignment boundary. A free block
- * keeps two free-list links at the start of its payload and its size in its
- * last four bytes (the footer), which lets the next block find it when
- * coalescing; PREV_USED in the next block's tag says whether that footer is
- * valid. A used block has no footer, so the per-block overhead is the 8-byte
- * tag alone. A zero-size USED sentinel tag ends the chain.
+ * The fields are HK_TAG_WORD wide: 16 bits on 32-bit targets (a 4-byte tag;
+ * one block is then at most HK_TAG_MAX_BLOCK, about 256 KiB, and init clamps
+ * a larger span to that), 32 bits elsewhere (an 8-byte tag). Define
+ * HK_TAG_WIDE to 1 for the 32-bit fields on a 32-bit target that needs one
+ * heap larger than 256 KiB.
  *
- * The check field catches stray writes over a tag and pointers that do not
- * point at a block: a lookup that fails it walks the chain once (error path
- * only) to tell a corrupted header from an interior pointer.
+ * The payload follows the tag and is HK_ALIGN-aligned, so blocks start
+ * HK_TAG_HDR bytes short of an alignment boundary. A free block keeps its
+ * free-list links at the start of its payload. A zero-size used sentinel tag
+ * ends the chain.
+ *
+ * Integrity is structural redundancy, not a checksum: every size is stored
+ * twice, in the block's own tag and in its right neighbour's left field, so
+ * next(b).left == b.size and prev(b).size == b.left must hold for every
+ * block b. An overflow out of a block lands first in its right neighbour's
+ * left field and so breaks the first of these, which the next operation
+ * touching either block sees (HK_CHECKS). Free-list links must point inside
+ * the span at free blocks that link back.
  */
 #ifndef HEAPKIT_TAGGED_H
 #define HEAPKIT_TAGGED_H
 
 #include "hk_internal.h"
 
+#ifndef HK_TAG_WIDE
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define HK_TAG_WIDE 1
+#else
+#define HK_TAG_WIDE 0
+#endif
+#endif
+
+#if HK_TAG_WIDE
+typedef uint32_t hk_tag_word_t;
+#else
+typedef uint16_t hk_tag_word_t;
+#endif
+
 typedef struct hk_tag {
-    uint32_t size_flags;
-    uint16_t slack;
-    uint16_t check;
+    hk_tag_word_t left;      /* left neighbour's size in units; 0 for the first block */
+    hk_tag_word_t size_used; /* own size in units << 1 | 1 when used */
+#if HK_CANARIES
+    uint32_t requested; /* the request, so the canary sits right after it */
+#endif
 } hk_tag_t;
 
 typedef struct hk_tag_links {
-    hk_tag_t *next;
-    hk_tag_t *prev;
+    struct hk_tag *next;
+    struct hk_tag *prev;
 } hk_tag_links_t;
 
 #define HK_TAG_HDR ((size_t)sizeof(hk_tag_t))
-#define HK_TAG_USED 1u
-#define HK_TAG_PREV_USED 2u
-#define HK_TAG_FLAGS 3u
-/* Smallest block: tag, two links and a footer, rounded to the alignment. */
-#define HK_TAG_MIN_BLOCK ((HK_TAG_HDR + sizeof(hk_tag_links_t) + sizeof(uint32_t) + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u))
-/* Block sizes live in 32 bits. */
-#define HK_TAG_MAX_SPAN ((size_t)0xFFFFFFFFu & ~(size_t)(HK_ALIGN - 1u))
+#define HK_TAG_UNIT ((size_t)HK_ALIGN)
+/* Smallest block: a tag and two links, rounded to the alignment. */
+#define HK_TAG_MIN_BLOCK ((HK_TAG_HDR + sizeof(hk_tag_links_t) + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u))
+/* Largest block: its size in units must fit the 31 or 15 bits next to the used bit. */
+#define HK_TAG_MAX_UNITS ((size_t)((hk_tag_word_t)~(hk_tag_word_t)0) >> 1)
+#define HK_TAG_MAX_BLOCK (HK_TAG_MAX_UNITS * HK_TAG_UNIT)
 
-HK_STATIC_ASSERT(sizeof(hk_tag_t) == 8, tag_is_eight_bytes);
-HK_STATIC_ASSERT(HK_TAG_MIN_BLOCK + HK_ALIGN < 65536u, slack_fits_sixteen_bits);
+HK_STATIC_ASSERT(HK_TAG_HDR % 4u == 0 && HK_TAG_HDR < HK_ALIGN * 2u, tag_fits_before_the_payload);
+HK_STATIC_ASSERT(HK_TAG_WIDE || HK_CANARIES || sizeof(hk_tag_t) == 4, small_tag_is_four_bytes);
 
-/* The span of blocks a tagged heap manages: first block, end sentinel, and the heap's tag key. */
+/* The span of blocks a tagged heap manages. */
 typedef struct hk_tag_span {
     hk_tag_t *first;
     hk_tag_t *sentinel;
-    uint32_t key;
 } hk_tag_span_t;
 
-static inline uint16_t hk_tag_hash(const hk_tag_span_t *span, const hk_tag_t *t, uint32_t size_flags, uint16_t slack)
-{
-    uint32_t a = (uint32_t)((uintptr_t)t >> 3);
-    uint32_t h = size_flags ^ ((uint32_t)slack << 7) ^ a ^ span->key;
-    h ^= h >> 16;
-    h *= 0x7FEB352Du;
-    h ^= h >> 15;
-    return (uint16_t)h;
-}
-
-static inline void hk_tag_set(const hk_tag_span_t *span, hk_tag_t *t, uint32_t size_flags, uint16_t slack)
-{
-    t->size_flags = size_flags;
-    t->slack = slack;
-    t->check = hk_tag_hash(span, t, size_flags, slack);
-}
-
-static inline int hk_tag_intact(const hk_tag_span_t *span, const hk_tag_t *t)
-{
-    return t->check == hk_tag_hash(span, t, t->size_flags, t->slack);
-}
-
-static inline size_t hk_tag_size(const hk_tag_t *t) { return t->size_flags & ~(uint32_t)HK_TAG_FLAGS; }
-static inline int hk_tag_used(const hk_tag_t *t) { return (t->size_flags & HK_TAG_USED) != 0; }
-static inline int hk_tag_prev_used(const hk_tag_t *t) { return (t->size_flags & HK_TAG_PREV_USED) != 0; }
+static inline size_t hk_tag_size(const hk_tag_t *t) { return (size_t)(t->size_used >> 1) * HK_TAG_UNIT; }
+static inline int hk_tag_used(const hk_tag_t *t) { return t->size_used & 1u; }
+static inline size_t hk_tag_left_size(const hk_tag_t *t) { return (size_t)t->left * HK_TAG_UNIT; }
 static inline size_t hk_tag_usable(const hk_tag_t *t) { return hk_tag_size(t) - HK_TAG_HDR; }
-static inline size_t hk_tag_requested(const hk_tag_t *t) { return hk_tag_usable(t) - t->slack; }
 
-static inline hk_tag_t *hk_tag_next(const hk_tag_t *t) { return (hk_tag_t *)((uintptr_t)t + hk_tag_size(t)); }
-
+static inline hk_tag_t *hk_tag_at(uintptr_t addr) { return (hk_tag_t *)addr; }
+static inline hk_tag_t *hk_tag_next(const hk_tag_t *t) { return hk_tag_at((uintptr_t)t + hk_tag_size(t)); }
+static inline hk_tag_t *hk_tag_prev(const hk_tag_t *t) { return hk_tag_at((uintptr_t)t - hk_tag_left_size(t)); }
 static inline void *hk_tag_payload(const hk_tag_t *t) { return (void *)((uintptr_t)t + HK_TAG_HDR); }
-
-static inline hk_tag_t *hk_tag_of(const void *payload) { return (hk_tag_t *)((uintptr_t)payload - HK_TAG_HDR); }
-
+static inline hk_tag_t *hk_tag_of(const void *payload) { return hk_tag_at((uintptr_t)payload - HK_TAG_HDR); }
 static inline hk_tag_links_t *hk_tag_links(const hk_tag_t *t) { return (hk_tag_links_t *)hk_tag_payload(t); }
 
-static inline uint32_t *hk_tag_footer(const hk_tag_t *t)
+/* Whether the block before t is in use (the first block has none: treated as used). */
+static inline int hk_tag_prev_used(const hk_tag_t *t) { return t->left == 0 || hk_tag_used(hk_tag_prev(t)); }
+
+/* The request a used block was handed out for (the usable size below level 2, which does not store it). */
+static inline size_t hk_tag_requested(const hk_tag_t *t)
 {
-    return (uint32_t *)((uintptr_t)t + hk_tag_size(t) - sizeof(uint32_t));
+#if HK_CANARIES
+    return t->requested;
+#else
+    return hk_tag_usable(t);
+#endif
 }
 
-/* The physical predecessor; valid only when PREV_USED is clear. */
-static inline hk_tag_t *hk_tag_prev(const hk_tag_t *t)
+/* Write t's own tag and tell its right neighbour its size: both copies of the size agree. */
+static inline void hk_tag_write(hk_tag_t *t, size_t size, unsigned used)
 {
-    return (hk_tag_t *)((uintptr_t)t - *(const uint32_t *)((uintptr_t)t - sizeof(uint32_t)));
+    HK_ASSERT(size % HK_TAG_UNIT == 0 && size / HK_TAG_UNIT <= HK_TAG_MAX_UNITS);
+    t->size_used = (hk_tag_word_t)((size / HK_TAG_UNIT) << 1 | used);
+    hk_tag_at((uintptr_t)t + size)->left = (hk_tag_word_t)(size / HK_TAG_UNIT);
 }
 
-static inline void hk_tag_set_prev_used(const hk_tag_span_t *span, hk_tag_t *t, int prev_used)
+/*
+ * Level 2: a used block's canary fills the bytes after its request; a free
+ * block's poison fills its payload after the links.
+ */
+static inline void hk_tag_arm_canary(hk_tag_t *t, size_t requested)
 {
-    uint32_t sf = (t->size_flags & ~(uint32_t)HK_TAG_PREV_USED) | (prev_used ? HK_TAG_PREV_USED : 0u);
-    hk_tag_set(span, t, sf, t->slack);
+#if HK_CANARIES
+    t->requested = (uint32_t)requested;
+    hk_fill((unsigned char *)hk_tag_payload(t) + requested, hk_tag_next(t), HK_CANARY_BYTE);
+#else
+    (void)t;
+    (void)requested;
+#endif
 }
 
-/* Mark t free with the given gross size: footer written, next block told. */
-static inline void hk_tag_make_free(const hk_tag_span_t *span, hk_tag_t *t, size_t size)
+static inline int hk_tag_canary_intact(const hk_tag_t *t)
 {
-    hk_tag_set(span, t, (uint32_t)size | (t->size_flags & HK_TAG_PREV_USED), 0);
-    *hk_tag_footer(t) = (uint32_t)size;
-    hk_tag_set_prev_used(span, hk_tag_next(t), 0);
+#if HK_CANARIES
+    return t->requested + HK_CANARY_ROOM <= hk_tag_usable(t) &&
+           hk_filled((const unsigned char *)hk_tag_payload(t) + t->requested, hk_tag_next(t), HK_CANARY_BYTE);
+#else
+    (void)t;
+    return 1;
+#endif
 }
 
-/* Mark t used with the given gross size and request; next block told. */
-static inline void hk_tag_make_used(const hk_tag_span_t *span, hk_tag_t *t, size_t size, size_t requested)
+static inline void *hk_tag_poison_start(const hk_tag_t *t) { return hk_tag_links(t) + 1; }
+
+static inline void hk_tag_poison(hk_tag_t *t)
 {
-    uint32_t sf = (uint32_t)size | HK_TAG_USED | (t->size_flags & HK_TAG_PREV_USED);
-    hk_tag_set(span, t, sf, (uint16_t)(size - HK_TAG_HDR - requested));
-    hk_tag_set_prev_used(span, hk_tag_next(t), 1);
+#if HK_CANARIES
+    hk_fill(hk_tag_poison_start(t), hk_tag_next(t), HK_POISON_BYTE);
+#else
+    (void)t;
+#endif
 }
 
-/* Gross block size for a request, or 0 if no block could ever hold it. */
+static inline int hk_tag_poison_intact(const hk_tag_t *t)
+{
+#if HK_CANARIES
+    return hk_filled(hk_tag_poison_start(t), hk_tag_next(t), HK_POISON_BYTE);
+#else
+    (void)t;
+    return 1;
+#endif
+}
+
+/*
+ * Gross block size for a request, or 0 if no block could ever hold it.
+ * Level 2 keeps HK_CANARY_ROOM after every request.
+ */
 static inline size_t hk_tag_gross(size_t requested)
 {
     size_t gross;
-    if (requested > HK_TAG_MAX_SPAN - HK_TAG_HDR) {
+    if (requested > HK_TAG_MAX_BLOCK - HK_TAG_HDR - HK_CANARY_ROOM) {
         return 0;
     }
-    gross = hk_round_up(requested + HK_TAG_HDR, HK_ALIGN);
+    gross = (requested + HK_TAG_HDR + HK_CANARY_ROOM + (HK_ALIGN - 1u)) & ~(size_t)(HK_ALIGN - 1u);
     return gross < HK_TAG_MIN_BLOCK ? HK_TAG_MIN_BLOCK : gross;
+}
+
+/* Inside the span, where a tag may start? (a tag sits HK_TAG_HDR short of an alignment boundary) */
+static inline int hk_tag_placed(const hk_tag_span_t *span, const hk_tag_t *t)
+{
+    return (uintptr_t)t >= (uintptr_t)span->first && (uintptr_t)t < (uintptr_t)span->sentinel &&
+           ((uintptr_t)t + HK_TAG_HDR) % HK_ALIGN == 0;
+}
+
+/*
+ * The constant-time structural check of one block: its size is possible,
+ * its right neighbour's left field agrees with it, and its left neighbour's
+ * size agrees with its left field. What an operation runs on every block it
+ * is about to change (HK_CHECKS).
+ */
+static inline int hk_tag_sound(const hk_tag_span_t *span, const hk_tag_t *t)
+{
+    size_t size = hk_tag_size(t);
+    const hk_tag_t *next = hk_tag_at((uintptr_t)t + size);
+    if (size < HK_TAG_MIN_BLOCK || size > (size_t)((uintptr_t)span->sentinel - (uintptr_t)t) ||
+        next->left != t->size_used >> 1) {
+        return 0;
+    }
+    if (t->left == 0) {
+        return t == span->first;
+    }
+    return hk_tag_left_size(t) <= (size_t)((uintptr_t)t - (uintptr_t)span->first) &&
+           hk_tag_prev(t)->size_used >> 1 == t->left;
+}
+
+/* A free-list link is sound: NULL, or a free block of the span. */
+static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t)
+{
+    return t == NULL || (hk_tag_placed(span, t) && !hk_tag_used(t));
 }
 
 /*
@@ -146,37 +212,92 @@ static inline size_t hk_tag_gross(size_t requested)
  */
 size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size);
 
+/* Report why ptr is not a sound used block of the span (the error path of hk_tag_lookup). */
+void hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr);
+
 /*
- * Resolve a pointer handed to free/realloc/usable_size to its used block.
- * Returns NULL after reporting the misuse through heap.
+ * Resolve a pointer handed to free/realloc/usable_size to its used block,
+ * checking it and its neighbours (HK_CHECKS) and its canary (HK_CANARIES).
+ * Returns NULL after reporting the misuse through heap; NULL for NULL.
  */
-hk_tag_t *hk_tag_lookup(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr);
+HK_HOT hk_tag_t *hk_tag_lookup(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
+{
+    hk_tag_t *t = hk_tag_of(ptr);
+    if (ptr == NULL) {
+        return NULL; /* the direct calls take free(NULL) and usable_size(NULL) as no-ops */
+    }
+#if HK_CHECKS
+    if ((uintptr_t)ptr - (uintptr_t)hk_tag_payload(span->first) >=
+            (uintptr_t)span->sentinel - (uintptr_t)span->first ||
+        (uintptr_t)ptr % HK_ALIGN != 0 || !hk_tag_used(t) || !hk_tag_sound(span, t) || !hk_tag_canary_intact(t)) {
+        hk_tag_refuse(heap, span, ptr);
+        return NULL;
+    }
+#else
+    (void)heap;
+    (void)span;
+#endif
+    return t;
+}
 
 /*
  * How an allocator files free blocks, for the code shared below. The heap
  * argument is the allocator's control block (it starts with its hk_heap_t).
+ * Both keep stats.free_blocks and stats.free_bytes: a block counts as free
+ * while it is filed.
  */
 typedef struct hk_tag_lists {
-    void (*detach)(hk_heap_t *heap, hk_tag_t *b);  /* take a listed free block off its list */
-    void (*release)(hk_heap_t *heap, hk_tag_t *b); /* free b (on no list), merging its free neighbours */
+    /* take a listed free block off its list; 0 if its links are damaged (reported, left alone) */
+    int (*detach)(hk_heap_t *heap, hk_tag_t *b);
+    void (*file)(hk_heap_t *heap, hk_tag_t *b); /* put free block b on its list */
 } hk_tag_lists_t;
 
 /*
- * Turn block b (off every list) into a free block merged with its free
- * physical neighbours, which are detached from their lists; returns the
- * merged block for the caller to file. b's own tag is left saying "free",
- * which is what catches a later double free of it.
+ * Turn used block b into a free block merged with its free physical
+ * neighbours (detached from their lists), poisoned at level 2; returns the
+ * merged block, on no list, for the caller to file. A neighbour that fails
+ * its structural check or whose links are damaged is reported and not merged.
  */
 hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b);
 
-/* Cut block b to size bytes when the rest can form a block of its own; the rest is released. */
+/* Cut block b to size bytes when the rest can form a block of its own; the rest is coalesced and filed. */
 void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b, size_t size);
 
 /*
- * realloc for a tagged heap: shrink in place, grow into a free successor,
- * or move (hk_realloc_by_move); the conventions of heapkit.h for NULL and 0.
+ * Resize used block b in place to hold `requested` bytes: shrink, or grow
+ * into a free successor. Returns 0, with nothing changed, where it cannot.
  */
-void *hk_tag_realloc(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, void *ptr, size_t size);
+int hk_tag_resize(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b,
+                  size_t requested);
+
+/*
+ * Fill in the statistics a tagged heap derives instead of counting: live
+ * blocks, usable bytes (the requests at level 2, where usable_size is the
+ * request), and the peak.
+ */
+static inline void hk_tag_derive_stats(hk_stats_t *s)
+{
+    s->used_blocks = s->alloc_count - s->free_count;
+#if HK_CANARIES
+    s->used_granted = s->used_requested;
+#else
+    s->used_granted = s->capacity - s->free_bytes - s->used_blocks * HK_TAG_HDR;
+    s->used_requested = s->used_granted;
+#endif
+    hk_derive_peak(s);
+    s->largest_free = 0;
+    s->smallest_free = 0;
+}
+
+/* usable_size of a used block: the request at level 2 (the rest is canary), else all of it. */
+static inline size_t hk_tag_usable_size(const hk_tag_t *t)
+{
+#if HK_CANARIES
+    return t->requested;
+#else
+    return hk_tag_usable(t);
+#endif
+}
 
 /* Visit every block of the span. */
 void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx);
@@ -184,11 +305,8 @@ void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx);
 /*
  * Check the physical chain, and the counters in heap->stats against it
  * (free_blocks included, so the caller need only match its free lists to
- * that count). Returns 0 or a positive code naming the broken invariant.
+ * that count). merged: two free neighbours are an error.
  */
-int hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span);
-
-/* hk_tag_check for an allocator that may leave free neighbours unmerged. */
-int hk_tag_check_unmerged(const hk_heap_t *heap, const hk_tag_span_t *span);
+hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged);
 
 #endif

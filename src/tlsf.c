@@ -1,245 +1,398 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsf: two-level segregated fit (Masmano, Ripoll, Crespo, Real, 2004).
  *
  * Data structure. Free blocks sit on doubly linked lists indexed by two
- * levels: the first level fl is the power of two below the block size, the
- * second level sl splits [2^fl, 2^(fl+1)) into 2^sl_log2 equal ranges. Sizes
- * below 2^(sl_log2 + log2 HK_ALIGN) map linearly into fl = 0. One bit per
- * list, in fl_bitmap (which first levels have any free block) and
+ * levels: the first level is the power of two below the block size, the
+ * second splits [2^f, 2^(f+1)) into 2^sl_log2 equal ranges. Sizes below
+ * 2^small_shift (small_shift = sl_log2 + log2 HK_ALIGN) map linearly into
+ * the first level 0. One formula covers both (list_of): with
+ * f = log2(size | 2^small_shift), the flat list number is
+ *
+ *   ((f - small_shift) << sl_log2) + (size >> (f - sl_log2))
+ *
+ * whose high bits are the first level and low sl_log2 bits the second. One
+ * bit per list, in fl_bitmap (which first levels have a free block) and
  * sl_bitmap[fl] (which of their lists), so
  *
- *   malloc: round the request up to the next list boundary, then at most two
- *           find-first-set instructions find a list whose every block fits;
- *   free:   merge with the two physical neighbours (boundary tags, see
- *           tagged.h) and push the result on its list.
+ *   malloc: one 32-bit bit scan maps the request to its list; if the head of
+ *           that list fits it is taken (no rounding waste), else at most two
+ *           find-first-set instructions find the first list above whose
+ *           every block fits; the block is split and the rest goes straight
+ *           on its list (its right neighbour is used: TLSF never leaves two
+ *           free blocks side by side);
+ *   free:   merge with the free physical neighbours (boundary tags, see
+ *           tagged.h: each neighbour is unlinked from its list) and push
+ *           the result on its list.
  *
  * Both are O(1): no loop depends on the number of blocks or the heap size.
- * Before rounding up, malloc also tries the head of the request's own list,
- * which saves the rounding waste whenever that block happens to fit.
  *
- * Overhead: 8 bytes per used block (the tag); blocks are at least
- * HK_TAG_MIN_BLOCK; the control block holds fl_count * 2^sl_log2 list heads,
- * sized at init for the arena at hand.
+ * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
+ * 8 on 64-bit hosts or with HK_TAG_WIDE; 4 more at HK_HARDENING >= 2, which
+ * also keeps 4 bytes of canary room); blocks are at least HK_TAG_MIN_BLOCK;
+ * the control block holds one list head per (first, second) level, sized at init for
+ * the arena at hand.
  *
- * Misuse detected: foreign pointers (range), interior pointers and corrupted
- * tags (tag check hash, told apart by a walk on the error path), double free
- * (tag says free, also after the block was merged into a neighbour, as long
- * as its bytes have not been handed out again).
+ * Misuse detected (HK_HARDENING >= 1), all in constant time: foreign
+ * pointers (range), interior pointers (alignment, and a block that fails
+ * its structural check is told from one by a walk on the error path
+ * only), double free (the tag says free), and damage: a block handed to
+ * free, or taken off a list, must agree with both neighbours on its size,
+ * and the links it is unlinked through must point inside the span at free
+ * blocks that link back. Damage is reported and the damaged block is left
+ * out of service: a damaged neighbour is not merged, a damaged list is
+ * dropped whole (its blocks are lost, never handed out). Level 2 adds the
+ * canary and the poison (tagged.h).
  *
- * get_stats scans the largest and the smallest non-empty list to report the
- * exact largest and smallest free block: O(length of those lists).
+ * Statistics kept per operation: free bytes and blocks, its low-water mark,
+ * the alloc, free, split and merge counts; get_stats derives the rest, and
+ * scans the largest and the smallest non-empty list for the exact largest
+ * and smallest free block: O(length of those lists).
  */
 #include "heapkit/tlsf.h"
 
 #include "tagged.h"
 
-#define FL_MAX 32u
+#define FL_MAX 31u
 
 struct hk_tlsf {
     hk_heap_t heap;
+    hk_tag_t **heads;      /* the list heads (lists of them), right after this struct */
+    uint32_t fl_bitmap;    /* bit fl: some list of first level fl is non-empty */
+    unsigned sl_log2;      /* second-level lists per first level: 2^sl_log2 */
+    unsigned small_shift;  /* log2 of the first size outside the linear first level */
+    unsigned lists;        /* lists this arena can use: its first levels << sl_log2 */
     hk_tag_span_t span;
-    unsigned sl_log2;
-    unsigned small_shift; /* log2 of the first size that is not in fl = 0 */
-    unsigned fl_count;
-    uint32_t fl_bitmap;
-    uint32_t sl_bitmap[FL_MAX];
-    hk_tag_t **heads; /* fl_count << sl_log2 lists, right after this struct */
+    size_t span_bytes;     /* sentinel - first: one compare checks a block's range */
+    uint32_t sl_bitmap[FL_MAX]; /* bit sl of [fl]: list (fl, sl) is non-empty */
 };
 
 HK_STATIC_ASSERT(HK_TLSF_SL_LOG2 >= 1 && HK_TLSF_SL_LOG2 <= 5, sl_log2_default_in_range);
 
-typedef struct list_index {
-    unsigned fl;
-    unsigned sl;
-} list_index_t;
+#define ALIGN_LOG2 (HK_ALIGN == 16 ? 4u : 3u)
 
-static unsigned align_log2(void) { return hk_log2_floor(HK_ALIGN); }
+/* A block size's list: the flat number (first level << sl_log2 | second level), and the size's step within it. */
+typedef struct list_pos {
+    unsigned ix;
+    uint32_t off; /* size - the first size of list ix: nonzero when a block on ix may be too small */
+} list_pos_t;
 
-/* The list a block of this gross size belongs on. */
-static list_index_t list_of(const hk_tlsf_t *t, size_t size)
+HK_HOT list_pos_t list_pos(const hk_tlsf_t *t, size_t size)
 {
-    list_index_t ix;
-    if (size < ((size_t)1 << t->small_shift)) {
-        ix.fl = 0;
-        ix.sl = (unsigned)(size >> align_log2());
-    } else {
-        unsigned f = hk_log2_floor(size);
-        ix.fl = f - t->small_shift + 1u;
-        ix.sl = (unsigned)(size >> (f - t->sl_log2)) - (1u << t->sl_log2);
-    }
-    return ix;
+    list_pos_t pos;
+    unsigned f = hk_fls32((uint32_t)size | (1u << t->small_shift));
+    unsigned shift = f - t->sl_log2;
+    pos.ix = ((f - t->small_shift) << t->sl_log2) + (unsigned)((uint32_t)size >> shift);
+    pos.off = (uint32_t)size & ((1u << shift) - 1u);
+    return pos;
 }
 
-/* Round a request up to the first size of the next list, so every block found there fits. */
-static size_t round_to_list(const hk_tlsf_t *t, size_t size)
+HK_HOT unsigned list_of(const hk_tlsf_t *t, size_t size) { return list_pos(t, size).ix; }
+
+HK_HOT uint32_t sl_mask(const hk_tlsf_t *t) { return (1u << t->sl_log2) - 1u; }
+
+#if HK_CHECKS
+/* A link is NULL or points at a tag position inside the span (range and alignment: no dereference). */
+HK_HOT int link_placed(const hk_tlsf_t *t, const hk_tag_t *b)
 {
-    if (size >= ((size_t)1 << t->small_shift)) {
-        size_t step = (size_t)1 << (hk_log2_floor(size) - t->sl_log2);
-        size = (size + step - 1u) & ~(step - 1u);
-    }
-    return size;
+    uintptr_t off = (uintptr_t)b - (uintptr_t)t->span.first;
+    return b == NULL || (off < t->span_bytes && off % HK_ALIGN == 0);
 }
+#endif
 
-static hk_tag_t **head_of(const hk_tlsf_t *t, list_index_t ix) { return &t->heads[(ix.fl << t->sl_log2) + ix.sl]; }
-
-static void insert_free(hk_tlsf_t *t, hk_tag_t *b)
+/* Push free block b on list ix (no counting). */
+HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, unsigned ix)
 {
-    list_index_t ix = list_of(t, hk_tag_size(b));
-    hk_tag_t **head = head_of(t, ix);
+    hk_tag_t **head = &t->heads[ix];
     hk_tag_links_t *links = hk_tag_links(b);
+    hk_tag_t *next = *head;
     links->prev = NULL;
-    links->next = *head;
-    if (*head != NULL) {
-        hk_tag_links(*head)->prev = b;
+    links->next = next;
+    if (next != NULL) {
+        hk_tag_links(next)->prev = b;
     }
     *head = b;
-    t->fl_bitmap |= 1u << ix.fl;
-    t->sl_bitmap[ix.fl] |= 1u << ix.sl;
-    t->heap.stats.free_blocks++;
+    t->fl_bitmap |= 1u << (ix >> t->sl_log2);
+    t->sl_bitmap[ix >> t->sl_log2] |= 1u << (ix & sl_mask(t));
 }
 
-static void remove_free(hk_tlsf_t *t, hk_tag_t *b)
+HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
 {
-    list_index_t ix = list_of(t, hk_tag_size(b));
+    unsigned fl = ix >> t->sl_log2;
+    uint32_t map = t->sl_bitmap[fl] & ~(1u << (ix & sl_mask(t)));
+    t->sl_bitmap[fl] = map;
+    if (map == 0) {
+        t->fl_bitmap &= ~(1u << fl);
+    }
+}
+
+/* File a free block on its list, counted. */
+static void file_free(hk_tlsf_t *t, hk_tag_t *b)
+{
+    list_push(t, b, list_of(t, hk_tag_size(b)));
+    t->heap.stats.free_blocks++;
+    t->heap.stats.free_bytes += hk_tag_size(b);
+}
+
+#if HK_CHECKS
+/* Take a damaged list out of service: its blocks are never handed out again. */
+static void drop_list(hk_tlsf_t *t, unsigned ix, const hk_tag_t *culprit)
+{
+    t->heads[ix] = NULL;
+    clear_list_bit(t, ix);
+    hk_report(&t->heap, HK_ERR_CORRUPT, hk_tag_payload(culprit));
+}
+#endif
+
+/*
+ * Unlink free block b from its list (no counting). With HK_CHECKS its
+ * links must be placed and link back to it; returns 0 (b left alone,
+ * reported) if they do not.
+ */
+HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
+{
     hk_tag_links_t *links = hk_tag_links(b);
-    if (links->prev != NULL) {
-        hk_tag_links(links->prev)->next = links->next;
+    hk_tag_t *next = links->next;
+    hk_tag_t *prev = links->prev;
+    unsigned ix = list_of(t, hk_tag_size(b));
+#if HK_CHECKS
+    if (!link_placed(t, next) || !link_placed(t, prev) || (next != NULL && hk_tag_links(next)->prev != b) ||
+        (prev != NULL ? hk_tag_links(prev)->next != b : t->heads[ix] != b)) {
+        hk_report(&t->heap, HK_ERR_CORRUPT, links);
+        return 0;
+    }
+#endif
+    if (next != NULL) {
+        hk_tag_links(next)->prev = prev;
+    }
+    if (prev != NULL) {
+        hk_tag_links(prev)->next = next;
     } else {
-        *head_of(t, ix) = links->next;
-        if (links->next == NULL) {
-            t->sl_bitmap[ix.fl] &= ~(1u << ix.sl);
-            if (t->sl_bitmap[ix.fl] == 0) {
-                t->fl_bitmap &= ~(1u << ix.fl);
-            }
+        t->heads[ix] = next;
+        if (next == NULL) {
+            clear_list_bit(t, ix);
         }
     }
-    if (links->next != NULL) {
-        hk_tag_links(links->next)->prev = links->prev;
-    }
-    t->heap.stats.free_blocks--;
+    return 1;
 }
 
-/* A free block of at least `size` gross bytes, or NULL; the block stays listed. */
-static hk_tag_t *find_fit(const hk_tlsf_t *t, size_t size)
+/*
+ * Whether free neighbour n of a block being freed can be merged: its size
+ * agrees with its own right neighbour (its left side was checked with the
+ * block being freed) and its links hold. Unlinks it if so.
+ */
+HK_HOT int take_neighbour(hk_tlsf_t *t, hk_tag_t *n)
 {
-    list_index_t ix = list_of(t, size);
-    hk_tag_t *own = (ix.fl < t->fl_count) ? *head_of(t, ix) : NULL;
-    size_t rounded;
-    uint32_t sl_map;
-    uint32_t fl_map;
+#if HK_CHECKS
+    size_t size = hk_tag_size(n);
+    if (size > t->span_bytes - (size_t)((uintptr_t)n - (uintptr_t)t->span.first) ||
+        hk_tag_next(n)->left != n->size_used >> 1) {
+        hk_report(&t->heap, HK_ERR_CORRUPT, hk_tag_payload(n));
+        return 0;
+    }
+#endif
+    return list_unlink(t, n);
+}
 
-    if (own != NULL && hk_tag_size(own) >= size) {
-        return own;
+static int detach_cb(hk_heap_t *h, hk_tag_t *b)
+{
+    hk_tlsf_t *t = (hk_tlsf_t *)h;
+    if (!take_neighbour(t, b)) {
+        return 0;
     }
-    rounded = round_to_list(t, size);
-    if (rounded < size) {
-        return NULL;
-    }
-    ix = list_of(t, rounded);
-    if (ix.fl >= t->fl_count) {
-        return NULL;
-    }
-    sl_map = t->sl_bitmap[ix.fl] & (~0u << ix.sl);
+    h->stats.free_blocks--;
+    h->stats.free_bytes -= hk_tag_size(b);
+    return 1;
+}
+
+static void file_cb(hk_heap_t *h, hk_tag_t *b) { file_free((hk_tlsf_t *)h, b); }
+static const hk_tag_lists_t tlsf_lists = {detach_cb, file_cb};
+
+/* The first non-empty list at or above ix whose first level is ix's or higher, or t->lists if none. */
+HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
+{
+    unsigned fl = ix >> t->sl_log2;
+    uint32_t sl_map = t->sl_bitmap[fl] & (~0u << (ix & sl_mask(t)));
     if (sl_map == 0) {
-        fl_map = (ix.fl + 1u < 32u) ? (t->fl_bitmap & (~0u << (ix.fl + 1u))) : 0u;
+        uint32_t fl_map = t->fl_bitmap & (~1u << fl);
         if (fl_map == 0) {
+            return t->lists;
+        }
+        fl = hk_ffs32(fl_map);
+        sl_map = t->sl_bitmap[fl];
+    }
+    return (fl << t->sl_log2) + hk_ffs32(sl_map);
+}
+
+/*
+ * Pop a free block of at least gross bytes, or NULL. With HK_CHECKS the
+ * head taken must be a sound free block whose successor links back; a head
+ * that is not is reported and its whole list dropped, and the search goes on.
+ */
+HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
+{
+    list_pos_t pos = list_pos(t, gross);
+    unsigned ix = pos.ix;
+    hk_tag_t *b;
+    if (pos.off != 0) {
+        /* The head of the request's own list saves the rounding waste when it happens to fit. */
+        b = (ix < t->lists) ? t->heads[ix] : NULL;
+        if (b == NULL || hk_tag_size(b) < gross) {
+            ix++;
+        }
+    }
+    if (ix >= t->lists) {
+        return NULL;
+    }
+    for (;;) {
+        hk_tag_t *next;
+        ix = find_list(t, ix);
+        if (ix >= t->lists) {
             return NULL;
         }
-        ix.fl = hk_ffs32(fl_map);
-        sl_map = t->sl_bitmap[ix.fl];
+        b = t->heads[ix];
+        next = hk_tag_links(b)->next;
+#if HK_CHECKS
+        if (hk_tag_used(b) || !hk_tag_sound(&t->span, b) || hk_tag_links(b)->prev != NULL || !link_placed(t, next) ||
+            (next != NULL && (hk_tag_used(next) || hk_tag_links(next)->prev != b))) {
+            drop_list(t, ix, b);
+            continue;
+        }
+#endif
+        t->heads[ix] = next;
+        if (next != NULL) {
+            hk_tag_links(next)->prev = NULL;
+        } else {
+            clear_list_bit(t, ix);
+        }
+        return b;
     }
-    ix.sl = hk_ffs32(sl_map);
-    return *head_of(t, ix);
 }
 
-static const hk_tag_lists_t tlsf_lists;
-
-/* Free block b (off every list): merge it with free neighbours and list the result. */
-static void release(hk_tlsf_t *t, hk_tag_t *b) { insert_free(t, hk_tag_coalesce(&t->heap, &t->span, &tlsf_lists, b)); }
-
-static void detach_block(hk_heap_t *h, hk_tag_t *b) { remove_free((hk_tlsf_t *)h, b); }
-static void release_block(hk_heap_t *h, hk_tag_t *b) { release((hk_tlsf_t *)h, b); }
-static const hk_tag_lists_t tlsf_lists = {detach_block, release_block};
-
-/* Hand out free block b, already off its list, for `requested` bytes (gross size `size`). */
-static void *take(hk_tlsf_t *t, hk_tag_t *b, size_t size, size_t requested)
+/*
+ * Hand out free block b (off its list, still counted free) for `requested`
+ * bytes in gross bytes: split, mark, count.
+ */
+HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
 {
-    hk_tag_set(&t->span, b, b->size_flags | HK_TAG_USED, 0);
-    hk_tag_trim(&t->heap, &t->span, &tlsf_lists, b, size);
-    hk_tag_make_used(&t->span, b, hk_tag_size(b), requested);
-    hk_count_alloc(&t->heap, requested, hk_tag_usable(b), hk_tag_size(b));
+    size_t size = hk_tag_size(b);
+    size_t rest = size - gross;
+    hk_stats_t *s = &t->heap.stats;
+#if HK_CANARIES
+    if (!hk_tag_poison_intact(b)) {
+        hk_report(&t->heap, HK_ERR_CORRUPT, hk_tag_payload(b)); /* written after free */
+    }
+    s->used_requested += requested;
+#endif
+    if (rest >= HK_TAG_MIN_BLOCK) {
+        /* The rest goes straight on its list: its right neighbour is in use (TLSF merges at once). */
+        hk_tag_t *r = hk_tag_at((uintptr_t)b + gross);
+        hk_tag_write(b, gross, 1);
+        hk_tag_write(r, rest, 0);
+        list_push(t, r, list_of(t, rest));
+        s->split_count++;
+        size = gross;
+    } else {
+        b->size_used |= 1u;
+        s->free_blocks--;
+    }
+    hk_tag_arm_canary(b, requested);
+    s->free_bytes -= size;
+    s->alloc_count++;
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
+    }
     return hk_tag_payload(b);
 }
 
 void *hk_tlsf_malloc(hk_tlsf_t *t, size_t size)
 {
     size_t gross = hk_tag_gross(size);
-    hk_tag_t *b = (gross != 0) ? find_fit(t, gross) : NULL;
-    if (b == NULL) {
-        return hk_fail(&t->heap);
-    }
-    remove_free(t, b);
-    return take(t, b, gross, size);
+    hk_tag_t *b = (gross != 0) ? pop_fit(t, gross) : NULL;
+    return (b != NULL) ? take(t, b, gross, size) : NULL;
 }
 
 void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
 {
     size_t gross = hk_tag_gross(size);
-    size_t slack = alignment + HK_TAG_MIN_BLOCK;
+    size_t room = alignment + HK_TAG_MIN_BLOCK;
     hk_tag_t *b;
     uintptr_t payload;
     uintptr_t aligned;
 
-    if (!hk_is_pow2(alignment) || alignment > HK_TAG_MAX_SPAN / 2u) {
-        return hk_fail(&t->heap);
+    HK_ASSERT(hk_is_pow2(alignment) && alignment > HK_ALIGN);
+    if (gross == 0 || alignment > HK_TAG_MAX_BLOCK / 2u || gross > HK_TAG_MAX_BLOCK - room ||
+        (b = pop_fit(t, gross + room)) == NULL) {
+        return NULL;
     }
-    if (alignment <= HK_ALIGN) {
-        return hk_tlsf_malloc(t, size);
-    }
-    if (gross == 0 || gross > HK_TAG_MAX_SPAN - slack || (b = find_fit(t, gross + slack)) == NULL) {
-        return hk_fail(&t->heap);
-    }
-    remove_free(t, b);
     payload = (uintptr_t)hk_tag_payload(b);
     aligned = hk_align_up_uptr(payload, alignment);
     if (aligned != payload && aligned - payload < HK_TAG_MIN_BLOCK) {
         aligned = hk_align_up_uptr(payload + HK_TAG_MIN_BLOCK, alignment);
     }
     if (aligned != payload) {
-        /* Give the gap in front back as a free block of its own. */
+        /* Give the gap in front back as a free block of its own (its left neighbour is used). */
         size_t gap = (size_t)(aligned - payload);
         hk_tag_t *front = b;
-        b = (hk_tag_t *)((uintptr_t)front + gap);
-        hk_tag_set(&t->span, b, (uint32_t)(hk_tag_size(front) - gap), 0);
-        hk_tag_make_free(&t->span, front, gap);
-        insert_free(t, front);
+        size_t whole = hk_tag_size(front);
+        b = hk_tag_at((uintptr_t)front + gap);
+        hk_tag_write(front, gap, 0);
+        hk_tag_write(b, whole - gap, 0);
+        hk_tag_poison(front);
+        file_free(t, front);
         t->heap.stats.split_count++;
+        t->heap.stats.free_bytes -= gap; /* counted twice: in front, and in b as popped */
     }
     return take(t, b, gross, size);
 }
 
 void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
 {
-    hk_tag_t *b;
-    if (ptr == NULL || (b = hk_tag_lookup(&t->heap, &t->span, ptr)) == NULL) {
+    hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
+    hk_stats_t *s = &t->heap.stats;
+    hk_tag_t *next;
+    size_t size;
+    if (b == NULL) {
         return;
     }
-    hk_count_free(&t->heap, hk_tag_requested(b), hk_tag_usable(b), hk_tag_size(b));
-    release(t, b);
+    size = hk_tag_size(b);
+#if HK_CANARIES
+    s->used_requested -= b->requested;
+#endif
+    s->free_count++;
+    s->free_bytes += size;
+    s->free_blocks++;
+    b->size_used &= (hk_tag_word_t)~1u; /* a later free of b, merged away or not, is a double free */
+    next = hk_tag_at((uintptr_t)b + size);
+    if (!hk_tag_used(next) && take_neighbour(t, next)) {
+        size += hk_tag_size(next);
+        s->free_blocks--;
+        s->coalesce_count++;
+    }
+    if (b->left != 0) {
+        hk_tag_t *prev = hk_tag_prev(b);
+        if (!hk_tag_used(prev) && list_unlink(t, prev)) {
+            size += hk_tag_size(prev);
+            b = prev;
+            s->free_blocks--;
+            s->coalesce_count++;
+        }
+    }
+    hk_tag_write(b, size, 0);
+    hk_tag_poison(b);
+    list_push(t, b, list_of(t, size));
 }
 
-void *hk_tlsf_realloc(hk_tlsf_t *t, void *ptr, size_t size)
+void *hk_tlsf_resize(hk_tlsf_t *t, void *ptr, size_t size)
 {
-    return hk_tag_realloc(&t->heap, &t->span, &tlsf_lists, ptr, size);
+    hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
+    return (b != NULL && hk_tag_resize(&t->heap, &t->span, &tlsf_lists, b, size)) ? ptr : NULL;
 }
 
 size_t hk_tlsf_usable_size(hk_tlsf_t *t, const void *ptr)
 {
-    const hk_tag_t *b;
-    if (ptr == NULL || (b = hk_tag_lookup(&t->heap, &t->span, ptr)) == NULL) {
-        return 0;
-    }
-    return hk_tag_usable(b);
+    const hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
+    return (b != NULL) ? hk_tag_usable_size(b) : 0;
 }
 
 /* Largest (want_max) or smallest block on one list. */
@@ -258,17 +411,12 @@ static size_t list_extreme(const hk_tag_t *b, int want_max)
 void hk_tlsf_get_stats(hk_tlsf_t *t, hk_stats_t *out)
 {
     *out = t->heap.stats;
-    out->largest_free = 0;
-    out->smallest_free = 0;
+    hk_tag_derive_stats(out);
     if (t->fl_bitmap != 0) {
-        list_index_t hi;
-        list_index_t lo;
-        hi.fl = hk_fls32(t->fl_bitmap);
-        hi.sl = hk_fls32(t->sl_bitmap[hi.fl]);
-        lo.fl = hk_ffs32(t->fl_bitmap);
-        lo.sl = hk_ffs32(t->sl_bitmap[lo.fl]);
-        out->largest_free = list_extreme(*head_of(t, hi), 1);
-        out->smallest_free = list_extreme(*head_of(t, lo), 0);
+        unsigned hi = hk_fls32(t->fl_bitmap);
+        unsigned lo = hk_ffs32(t->fl_bitmap);
+        out->largest_free = list_extreme(t->heads[(hi << t->sl_log2) + hk_fls32(t->sl_bitmap[hi])], 1);
+        out->smallest_free = list_extreme(t->heads[(lo << t->sl_log2) + hk_ffs32(t->sl_bitmap[lo])], 0);
     }
 }
 
@@ -277,53 +425,51 @@ void hk_tlsf_walk(hk_tlsf_t *t, hk_walk_fn visit, void *ctx) { hk_tag_walk(&t->s
 int hk_tlsf_owns(const hk_tlsf_t *t, const void *ptr) { return hk_in_range(ptr, t->span.first, t->span.sentinel); }
 
 /* Every listed block is free, on the list its size maps to, doubly linked; bitmaps match. */
-static int check_lists(const hk_tlsf_t *t)
+static hk_check_t check_lists(const hk_tlsf_t *t)
 {
     size_t listed = 0;
     unsigned fl;
     for (fl = 0; fl < FL_MAX; fl++) {
         unsigned sl;
-        if (fl >= t->fl_count) {
+        if (fl >= (t->lists >> t->sl_log2)) {
             if (t->sl_bitmap[fl] != 0 || (t->fl_bitmap >> fl) & 1u) {
-                return 20;
+                return HK_CHECK_LIST;
             }
             continue;
         }
         if (((t->fl_bitmap >> fl) & 1u) != (t->sl_bitmap[fl] != 0)) {
-            return 21;
+            return HK_CHECK_LIST;
         }
         for (sl = 0; sl < (1u << t->sl_log2); sl++) {
-            list_index_t ix;
+            unsigned ix = (fl << t->sl_log2) + sl;
             const hk_tag_t *prev = NULL;
-            const hk_tag_t *b;
-            ix.fl = fl;
-            ix.sl = sl;
-            b = *head_of(t, ix);
+            const hk_tag_t *b = t->heads[ix];
             if (((t->sl_bitmap[fl] >> sl) & 1u) != (b != NULL)) {
-                return 22;
+                return HK_CHECK_LIST;
             }
             for (; b != NULL; prev = b, b = hk_tag_links(b)->next) {
-                list_index_t at;
-                if (!hk_in_range(b, t->span.first, t->span.sentinel) || !hk_tag_intact(&t->span, b) || hk_tag_used(b)) {
-                    return 23;
+                if (!hk_tag_link_sound(&t->span, b)) {
+                    return HK_CHECK_LINK;
                 }
-                at = list_of(t, hk_tag_size(b));
-                if (at.fl != fl || at.sl != sl || hk_tag_links(b)->prev != prev) {
-                    return 24;
+                if (list_of(t, hk_tag_size(b)) != ix) {
+                    return HK_CHECK_LIST;
+                }
+                if (hk_tag_links(b)->prev != prev) {
+                    return HK_CHECK_LINK;
                 }
                 if (++listed > t->heap.stats.free_blocks) {
-                    return 25;
+                    return HK_CHECK_COUNT;
                 }
             }
         }
     }
-    return listed == t->heap.stats.free_blocks ? 0 : 26;
+    return listed == t->heap.stats.free_blocks ? HK_CHECK_OK : HK_CHECK_COUNT;
 }
 
-int hk_tlsf_check(hk_tlsf_t *t)
+hk_check_t hk_tlsf_check(hk_tlsf_t *t)
 {
-    int rc = hk_tag_check(&t->heap, &t->span);
-    return rc != 0 ? rc : check_lists(t);
+    hk_check_t rc = hk_tag_check(&t->heap, &t->span, 1);
+    return rc != HK_CHECK_OK ? rc : check_lists(t);
 }
 
 static void *tlsf_op_aligned(hk_heap_t *h, size_t alignment, size_t size)
@@ -343,6 +489,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, h
     hk_tlsf_t *t;
     size_t lists;
     size_t span_size;
+    size_t most;
     uintptr_t blocks;
 
     if (arena == NULL || sl_log2 > 5u) {
@@ -354,21 +501,14 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, h
     t = (hk_tlsf_t *)base;
     hk_memset(t, 0, sizeof(*t));
     t->sl_log2 = sl_log2;
-    t->small_shift = sl_log2 + align_log2();
+    t->small_shift = sl_log2 + ALIGN_LOG2;
     /* Size the list heads for the largest block this arena could hold. */
-    {
-        list_index_t top;
-        size_t most = (size_t)(end - base);
-        if (most > HK_TAG_MAX_SPAN) {
-            most = HK_TAG_MAX_SPAN;
-        }
-        if (most < ((size_t)1 << t->small_shift)) {
-            most = ((size_t)1 << t->small_shift);
-        }
-        top = list_of(t, most);
-        t->fl_count = top.fl + 1u;
+    most = (size_t)(end - base);
+    if (most > HK_TAG_MAX_BLOCK) {
+        most = HK_TAG_MAX_BLOCK;
     }
-    lists = (size_t)t->fl_count << sl_log2;
+    t->lists = ((list_of(t, most) >> sl_log2) + 1u) << sl_log2;
+    lists = t->lists;
     t->heads = (hk_tag_t **)(base + sizeof(hk_tlsf_t));
     blocks = (uintptr_t)(t->heads + lists);
     if (blocks > end) {
@@ -379,8 +519,10 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, h
     if (span_size == 0) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
+    t->span_bytes = span_size;
     hk_heap_setup(&t->heap, &hk_tlsf_ops, span_size);
-    insert_free(t, t->span.first);
+    t->heap.stats.free_bytes = 0;
+    file_free(t, t->span.first);
     if (status != NULL) {
         *status = HK_OK;
     }

@@ -1,15 +1,19 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for dmm (src/dmm.c): config validation, the split and coalesce
  * level thresholds, each fit policy and list order on hand-built free lists,
- * dedicated-list routing and rounding, the fall-back order of a request, the
- * work counters, realloc, and each preset's documented behaviour (does it
- * split, does it coalesce, which block does it pick), plus misuse, and a
- * checked random workload on every preset and on 300 random configs.
+ * dedicated-list routing, filing by size and rounding, the fall-back order
+ * of a request, the work counters, resize and realloc, and each preset's
+ * documented behaviour (does it split, does it coalesce, which block does it
+ * pick), plus misuse, damaged blocks and lists (HK_HARDENING >= 1), canary
+ * and poison (>= 2), and a checked random workload on every preset and on
+ * 300 random configs.
  *
  * Blocks are carved from the top one after another, so expected addresses
- * are offsets from the first block: an 8-byte tag per block and gross sizes
- * of request + 8. Requests are 16k - 8 bytes, so every gross size is a
- * multiple of 16 and the expectations hold for HK_ALIGN 8 and 16 alike.
+ * are offsets from the first block. req(g) is the request whose gross size
+ * is exactly g (g minus the tag, and minus the canary room at level 2);
+ * every g used is a multiple of 16, so the expectations hold for HK_ALIGN 8
+ * and 16 alike.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,7 +35,10 @@ static walk_log_t g_walk;
 static uintptr_t g_base;
 
 /* Request for a block of exactly gross bytes (gross a multiple of 16, at least 32). */
-static size_t req(size_t gross) { return gross - HDR; }
+static size_t req(size_t gross) { return gross - HDR - HK_CANARY_ROOM; }
+
+/* usable_size of a block of gross bytes handed out for request: the request at level 2, else all of it. */
+static size_t granted(size_t gross, size_t request) { return HK_CANARIES ? request : gross - HDR; }
 
 static hk_dmm_config_t cfg_of(unsigned fit, unsigned order, unsigned split, unsigned coalesce)
 {
@@ -109,7 +116,7 @@ static void expect_block(hk_dmm_t *d, size_t block_off, size_t size, int used)
 static void expect_consistent(hk_dmm_t *d)
 {
     hk_stats_t st;
-    assert_int_equal(hk_dmm_check(d), 0);
+    assert_int_equal(hk_dmm_check(d), HK_CHECK_OK);
     st = stats(d);
     assert_stats_match_walk(&st, walk(d));
 }
@@ -393,7 +400,7 @@ static void expect_split(unsigned level, size_t hole, int splits)
         expect_block(d, 64, hole - 64, 0);
     } else {
         expect_block(d, 0, hole, 1);
-        assert_int_equal(hk_dmm_usable_size(d, p), hole - HDR);
+        assert_int_equal(hk_dmm_usable_size(d, p), granted(hole, req(64)));
     }
     assert_int_equal(counters(d).splits, (size_t)splits);
     expect_consistent(d);
@@ -416,9 +423,9 @@ static void test_split_levels(void **state)
     }
 }
 
-static void test_split_forced_by_slack(void **state)
+static void test_split_forced_by_waste(void **state)
 {
-    /* a block wasting more than a tag can record is split whatever the level */
+    /* a block that would waste more than 64 KiB is split whatever the level */
     hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 0);
     hk_dmm_t *d = one_hole(&c, 64u + 65536u);
     void *p = must_malloc(d, req(64));
@@ -563,7 +570,7 @@ static void test_last_resort_is_any_list(void **state)
     while ((p = hk_dmm_malloc(d, 2000)) != NULL) {
         big = p;
     }
-    while (hk_dmm_malloc(d, 16) != NULL) {
+    while (hk_dmm_malloc(d, 1) != NULL) { /* minimum blocks: the top goes down to nothing */
     }
     assert_non_null(big);
     assert_int_equal(stats(d).largest_free, 0);
@@ -589,8 +596,9 @@ static void test_class_round(void **state)
     c.lists[1].hi = 128;
     d = make(&c);
     a = must_malloc(d, 10);
-    assert_int_equal(hk_dmm_usable_size(d, a), hk_tag_gross(64) - HDR);
-    assert_int_equal(hk_dmm_usable_size(d, must_malloc(d, 65)), hk_tag_gross(128) - HDR);
+    assert_int_equal(hk_dmm_usable_size(d, a), granted(hk_tag_gross(64), 10));
+    assert_int_equal(block_at(d, off(a))->size, hk_tag_gross(64));
+    assert_int_equal(hk_dmm_usable_size(d, must_malloc(d, 65)), granted(hk_tag_gross(128), 65));
     hk_dmm_free(d, a);
     assert_ptr_equal(must_malloc(d, 64), a); /* any request of the class reuses the block */
     expect_consistent(d);
@@ -600,12 +608,18 @@ static void test_pool_round(void **state)
 {
     hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 0);
     hk_dmm_t *d;
+    void *a;
+    void *b;
     (void)state;
     c.pool_round = 4096;
     d = make(&c);
-    assert_int_equal(hk_dmm_usable_size(d, must_malloc(d, 1)), 4096 - HDR);
-    assert_int_equal(hk_dmm_usable_size(d, must_malloc(d, 4089)), 8192 - HDR);
-    assert_int_equal(stats(d).used_requested, 4090);
+    a = must_malloc(d, 1);
+    b = must_malloc(d, req(4096) + 1u); /* one byte too many for 4 KiB */
+    expect_block(d, 0, 4096, 1);
+    expect_block(d, 4096, 8192, 1);
+    assert_int_equal(hk_dmm_usable_size(d, a), granted(4096, 1));
+    assert_int_equal(hk_dmm_usable_size(d, b), granted(8192, req(4096) + 1u));
+    assert_int_equal(stats(d).used_requested, HK_CANARIES ? req(4096) + 2u : (4096 - HDR) + (8192 - HDR));
     expect_consistent(d);
 }
 
@@ -622,37 +636,77 @@ static void test_no_pool(void **state)
     d = make(&c);
     assert_null(hk_dmm_malloc(d, 101));
     assert_null(hk_dmm_malloc(d, 9));
-    assert_int_equal(stats(d).fail_count, 2);
+    assert_int_equal(stats(d).fail_count, 0); /* the direct calls count no failures */
+    assert_null(hk_malloc(hk_dmm_heap(d), 101));
+    assert_int_equal(stats(d).fail_count, 1);
     a = must_malloc(d, 50);
-    assert_null(hk_dmm_realloc(d, a, 200));
-    assert_int_equal(stats(d).fail_count, 3);
+    assert_null(hk_dmm_resize(d, a, 200));
+    assert_null(hk_realloc(hk_dmm_heap(d), a, 200)); /* cannot grow, cannot move: nothing serves 200 */
+    assert_int_equal(stats(d).fail_count, 2);
+    assert_int_equal(hk_dmm_usable_size(d, a), granted(hk_tag_gross(50), 50));
     hk_dmm_free(d, a);
     expect_consistent(d);
 }
 
-/* ---- realloc, counters ---- */
+/* ---- resize and realloc, counters ---- */
 
-static void test_realloc_paths(void **state)
+static void test_resize_and_realloc(void **state)
 {
     hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 9, 9);
     hk_dmm_t *d = make(&c);
+    hk_heap_t *h = hk_dmm_heap(d);
     unsigned char *a = (unsigned char *)must_malloc(d, req(512));
     void *guard = must_malloc(d, req(64));
     unsigned char *b;
     (void)state;
     memset(a, 0x5A, req(512));
-    b = (unsigned char *)hk_dmm_realloc(d, a, req(128)); /* shrinks in place, split */
-    assert_ptr_equal(b, a);
+    assert_ptr_equal(hk_dmm_resize(d, a, req(512)), a); /* the same size: nothing to cut */
+    expect_block(d, 0, 512, 1);
+    assert_ptr_equal(hk_dmm_resize(d, a, req(128)), a); /* shrinks in place, split */
     expect_block(d, 0, 128, 1);
     expect_block(d, 128, 384, 0);
-    b = (unsigned char *)hk_dmm_realloc(d, a, req(256)); /* fits in place? no: the block is 128, so it moves */
+    assert_int_equal(hk_dmm_usable_size(d, a), granted(128, req(128)));
+    assert_int_equal(counters(d).splits, 1);
+    assert_int_equal(stats(d).realloc_count, 0); /* the direct call counts nothing */
+    expect_consistent(d);
+    /* no growing in place, not even into the free block behind it: only the configured techniques merge */
+    assert_null(hk_dmm_resize(d, a, req(128) + 1u));
+    expect_block(d, 0, 128, 1);
+    expect_block(d, 128, 384, 0);
+    b = (unsigned char *)hk_realloc(h, a, req(256)); /* so hk_realloc moves it */
     assert_ptr_equal(b, a + 128);
     assert_int_equal(b[0], 0x5A);
     assert_int_equal(b[req(128) - 1u], 0x5A);
-    assert_null(hk_dmm_realloc(d, b, 0));
-    assert_ptr_equal(hk_dmm_realloc(d, NULL, 8), a);
+    assert_ptr_equal(hk_realloc(h, b, 1), b); /* in place through the uniform call */
+    expect_consistent(d);
+    assert_null(hk_realloc(h, b, 0));
+    assert_ptr_equal(hk_realloc(h, NULL, 8), a);
     assert_int_equal(stats(d).realloc_count, 2);
     hk_dmm_free(d, guard);
+    hk_dmm_free(d, a);
+    expect_consistent(d);
+}
+
+static void test_resize_cuts_by_the_split_level(void **state)
+{
+    /* split level 0 keeps the block whole; level 8 cuts only rests of 64 bytes or more */
+    hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 0);
+    hk_dmm_t *d = make(&c);
+    void *a = must_malloc(d, req(256));
+    (void)state;
+    must_malloc(d, req(64));
+    assert_ptr_equal(hk_dmm_resize(d, a, req(64)), a);
+    expect_block(d, 0, 256, 1);
+    assert_int_equal(hk_dmm_usable_size(d, a), granted(256, req(64)));
+    c.split = 8;
+    d = make(&c);
+    a = must_malloc(d, req(256));
+    must_malloc(d, req(64));
+    assert_ptr_equal(hk_dmm_resize(d, a, req(208)), a); /* a 48-byte rest stays */
+    expect_block(d, 0, 256, 1);
+    assert_ptr_equal(hk_dmm_resize(d, a, req(192)), a); /* a 64-byte rest is cut off */
+    expect_block(d, 0, 192, 1);
+    expect_block(d, 192, 64, 0);
     expect_consistent(d);
 }
 
@@ -667,7 +721,6 @@ static void test_peaks(void **state)
     hk_dmm_free(d, a);
     a = must_malloc(d, 50);
     k = counters(d);
-    assert_int_equal(k.peak_requested, 300);
     assert_int_equal(k.max_top, hk_tag_gross(100) + hk_tag_gross(200));
     hk_dmm_free(d, a);
     hk_dmm_free(d, b);
@@ -739,7 +792,7 @@ static void test_preset_lea(void **state)
     q = must_malloc(d, req(128)); /* 64-byte rest: split */
     expect_block(d, 320, 128, 1);
     expect_block(d, 448, 64, 0);
-    hk_dmm_free(d, p[3]); /* a 24-byte request: fast list, not merged with the free 64 before it */
+    hk_dmm_free(d, p[3]); /* a 32-byte block: a fast list, not merged with the free 64 before it */
     expect_block(d, 448, 64, 0);
     expect_block(d, 512, 32, 0);
     hk_dmm_free(d, p[4]); /* a 56-byte request: fast list too */
@@ -758,8 +811,8 @@ static void test_preset_ose(void **state)
     void *b = must_malloc(d, 10);
     void *c;
     (void)state;
-    assert_int_equal(hk_dmm_usable_size(d, a), hk_tag_gross(32) - HDR);
-    assert_int_equal(hk_dmm_usable_size(d, must_malloc(d, 1500)), hk_tag_gross(2048) - HDR);
+    assert_int_equal(hk_dmm_usable_size(d, a), granted(hk_tag_gross(32), 10));
+    assert_int_equal(hk_dmm_usable_size(d, must_malloc(d, 1500)), granted(hk_tag_gross(2048), 1500));
     assert_null(hk_dmm_malloc(d, 4097));
     hk_dmm_free(d, a);
     hk_dmm_free(d, b);
@@ -781,8 +834,8 @@ static void test_preset_uclinux(void **state)
     void *b = must_malloc(d, 5000);
     void *c = must_malloc(d, 100);
     (void)state;
-    assert_int_equal(hk_dmm_usable_size(d, a), hk_tag_gross(128) - HDR);
-    assert_int_equal(hk_dmm_usable_size(d, b), 8192 - HDR);
+    assert_int_equal(hk_dmm_usable_size(d, a), granted(hk_tag_gross(128), 100));
+    assert_int_equal(hk_dmm_usable_size(d, b), granted(8192, 5000));
     hk_dmm_free(d, a);
     hk_dmm_free(d, b);
     hk_dmm_free(d, c);
@@ -824,34 +877,251 @@ static void test_misuse(void **state)
     error_log_t log;
     unsigned char *a = (unsigned char *)must_malloc(d, 16);
     unsigned char *b = (unsigned char *)must_malloc(d, 600);
+    unsigned char *over;
     hk_tag_t *t;
-    uint16_t saved;
+    hk_tag_t *saved;
     (void)state;
+    if (!HK_CHECKS) {
+        skip();
+    }
     record_errors(hk_dmm_heap(d), &log);
     hk_dmm_free(d, a); /* onto the 16-byte list */
     assert_misuse_harmless(hk_dmm_heap(d), &log, a, HK_ERR_DOUBLE_FREE);
+    memset(b, 0xFF, 600); /* what an interior pointer takes for a tag says "used", and fails the check */
     assert_misuse_harmless(hk_dmm_heap(d), &log, b + HK_ALIGN, HK_ERR_INTERIOR_PTR);
     assert_misuse_harmless(hk_dmm_heap(d), &log, &log, HK_ERR_FOREIGN_PTR);
-    /* a listed block's list number lives in its tag: a stray write there is caught */
+    /* a broken list link is caught by check() */
     t = hk_tag_of(a);
-    saved = t->slack;
-    t->slack = 0;
-    assert_int_not_equal(hk_dmm_check(d), 0);
-    t->slack = saved;
-    assert_int_equal(hk_dmm_check(d), 0);
-    /* a broken list link is caught too */
+    saved = hk_tag_links(t)->prev;
     hk_tag_links(t)->prev = t;
-    assert_int_not_equal(hk_dmm_check(d), 0);
-    hk_tag_links(t)->prev = NULL;
-    assert_int_equal(hk_dmm_check(d), 0);
-    /* a corrupted used tag is refused */
+    assert_int_equal(hk_dmm_check(d), HK_CHECK_LINK);
+    hk_tag_links(t)->prev = saved;
+    assert_int_equal(hk_dmm_check(d), HK_CHECK_OK);
+    /* a stray write over a used block's size is refused */
     t = hk_tag_of(b);
-    t->size_flags ^= 0x40u;
+    t->size_used ^= 0x40u;
     hk_dmm_free(d, b);
     expect_error(&log, 10, HK_ERR_CORRUPT, b);
-    t->size_flags ^= 0x40u;
+    t->size_used ^= 0x40u;
+    /* so is an overflow out of it: it lands in the right neighbour's copy of its size */
+    over = (unsigned char *)hk_tag_next(t);
+    over[0] ^= 0x5Au;
+    assert_int_equal(hk_dmm_check(d), HK_CHECK_NEIGHBOUR);
     hk_dmm_free(d, b);
-    assert_int_equal(log.count, 10);
+    expect_error(&log, 11, HK_ERR_CORRUPT, b);
+    assert_null(hk_dmm_resize(d, b, 100));
+    expect_error(&log, 12, HK_ERR_CORRUPT, b);
+    over[0] ^= 0x5Au;
+    hk_dmm_free(d, b);
+    assert_int_equal(log.count, 12);
+    expect_consistent(d);
+}
+
+/* A free block whose size no longer agrees with its neighbour is reported and never handed out. */
+static void test_damaged_free_block(void **state)
+{
+    hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 9);
+    hk_dmm_t *d;
+    error_log_t log;
+    void *a;
+    void *g;
+    void *p;
+    hk_tag_t *t;
+    (void)state;
+    if (!HK_CHECKS) {
+        skip();
+    }
+    c.nlists = 1;
+    c.lists[0].lo = 16;
+    c.lists[0].hi = 16;
+    d = make(&c);
+    record_errors(hk_dmm_heap(d), &log);
+    a = must_malloc(d, 16);
+    g = must_malloc(d, req(64));
+    hk_dmm_free(d, a); /* onto the list */
+    t = hk_tag_of(a);
+    t->size_used ^= 0x40u;
+    assert_int_not_equal(hk_dmm_check(d), HK_CHECK_OK);
+    p = must_malloc(d, 16); /* the list's block fails its check: taken off, and the top serves */
+    expect_error(&log, 1, HK_ERR_CORRUPT, a);
+    assert_true(off(p) > off(g));
+    hk_dmm_free(d, g); /* its left neighbour disagrees with it: refused */
+    expect_error(&log, 2, HK_ERR_CORRUPT, g);
+    t->size_used ^= 0x40u;
+    assert_int_equal(hk_dmm_check(d), HK_CHECK_COUNT); /* sound again, but out of service */
+    hk_dmm_free(d, g); /* a is on no list any more: not merged */
+    expect_error(&log, 3, HK_ERR_CORRUPT, a);
+    expect_block(d, off(g), 64, 0);
+    p = must_malloc(d, 16);
+    assert_ptr_equal(p, g); /* the pool's block; never a */
+    assert_int_equal(log.count, 3);
+}
+
+/* A list whose links fail is reported and dropped; the heap goes on serving from elsewhere. */
+static void test_damaged_list(void **state)
+{
+    static const size_t gross[] = {128, 64, 128, 64, 256, 64};
+    hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 0);
+    unsigned bad;
+    (void)state;
+    if (!HK_CHECKS) {
+        skip();
+    }
+    for (bad = 0; bad < 3; bad++) {
+        hk_dmm_t *d = make(&c);
+        error_log_t log;
+        void *p[6];
+        void *q;
+        hk_tag_links_t *links;
+        record_errors(hk_dmm_heap(d), &log);
+        carve(d, p, gross, 6);
+        hk_dmm_free(d, p[4]);
+        hk_dmm_free(d, p[2]);
+        hk_dmm_free(d, p[0]); /* the pool, head first: 0, 2, 4 */
+        links = hk_tag_links(hk_tag_of(p[2]));
+        if (bad == 0) {
+            links->next = hk_tag_of(p[1]); /* a used block */
+        } else if (bad == 1) {
+            links->next = (hk_tag_t *)(void *)&log; /* outside the heap */
+        } else {
+            links->next = hk_tag_of(p[0]); /* a free block that does not link back: a loop */
+        }
+        assert_int_not_equal(hk_dmm_check(d), HK_CHECK_OK);
+        q = must_malloc(d, req(256)); /* the search passes 0 and 2, then meets the bad link */
+        expect_error(&log, 1, HK_ERR_CORRUPT, p[2]);
+        assert_int_equal(off(q), 704); /* the top */
+        q = must_malloc(d, req(128)); /* the pool is gone: the top again */
+        assert_int_equal(off(q), 704 + 256);
+        hk_dmm_free(d, p[1]);
+        assert_ptr_equal(must_malloc(d, req(64)), p[1]); /* the new pool works */
+        assert_int_equal(log.count, 1);
+    }
+}
+
+/* A free neighbour whose links fail is reported and not merged. */
+static void test_damaged_neighbour_links(void **state)
+{
+    static const size_t gross[] = {128, 64, 64};
+    hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 9);
+    hk_dmm_t *d;
+    error_log_t log;
+    void *p[3];
+    (void)state;
+    if (!HK_CHECKS) {
+        skip();
+    }
+    d = make(&c);
+    record_errors(hk_dmm_heap(d), &log);
+    carve(d, p, gross, 3);
+    hk_dmm_free(d, p[0]);
+    hk_tag_links(hk_tag_of(p[0]))->prev = (hk_tag_t *)(void *)&log;
+    hk_dmm_free(d, p[1]);
+    expect_error(&log, 1, HK_ERR_CORRUPT, p[0]);
+    expect_block(d, 0, 128, 0);
+    expect_block(d, 128, 64, 0);
+    assert_int_equal(counters(d).coalesces, 0);
+}
+
+/* A damaged top is reported and forgotten; the blocks beside it are not merged with it. */
+static void test_damaged_top(void **state)
+{
+    hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 9);
+    hk_dmm_t *d = make(&c);
+    error_log_t log;
+    void *a = must_malloc(d, req(128));
+    hk_tag_t *top = hk_tag_next(hk_tag_of(a));
+    (void)state;
+    if (!HK_CHECKS) {
+        skip();
+    }
+    record_errors(hk_dmm_heap(d), &log);
+    top->size_used ^= 0x40u;
+    assert_null(hk_dmm_malloc(d, 16));
+    expect_error(&log, 1, HK_ERR_CORRUPT, hk_tag_payload(top));
+    hk_dmm_free(d, a);
+    expect_error(&log, 2, HK_ERR_CORRUPT, hk_tag_payload(top));
+    assert_ptr_equal(hk_dmm_malloc(d, 16), a);
+    assert_int_equal(log.count, 2);
+}
+
+/* Level 2: a write into a free block is reported when it is handed out; one past a request, when it is freed. */
+static void test_poison_and_canary(void **state)
+{
+    hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 0);
+    hk_dmm_t *d = make(&c);
+    error_log_t log;
+    unsigned char *a = (unsigned char *)must_malloc(d, req(128));
+    void *g = must_malloc(d, req(64));
+    unsigned char *top;
+    unsigned char *p;
+    (void)state;
+    if (!HK_CANARIES) {
+        skip();
+    }
+    record_errors(hk_dmm_heap(d), &log);
+    hk_dmm_free(d, a);
+    a[sizeof(hk_tag_links_t) + 5u] ^= 0xFFu; /* after the links: poisoned */
+    assert_int_equal(hk_dmm_check(d), HK_CHECK_POISON);
+    assert_ptr_equal(must_malloc(d, req(128)), a);
+    expect_error(&log, 1, HK_ERR_CORRUPT, a);
+    hk_dmm_free(d, a); /* poisoned afresh */
+    expect_consistent(d);
+    /* the top: the part handed out is checked */
+    top = (unsigned char *)hk_tag_payload(hk_tag_next(hk_tag_of(g)));
+    top[sizeof(hk_tag_links_t) + 5u] ^= 0xFFu;
+    p = (unsigned char *)must_malloc(d, req(256)); /* too big for the pool's block */
+    assert_ptr_equal(p, top);
+    expect_error(&log, 2, HK_ERR_CORRUPT, top);
+    expect_consistent(d);
+    /* the canary after a request */
+    p[req(256)] ^= 0xFFu;
+    assert_int_equal(hk_dmm_check(d), HK_CHECK_CANARY);
+    hk_dmm_free(d, p);
+    expect_error(&log, 3, HK_ERR_CORRUPT, p);
+    assert_null(hk_dmm_resize(d, p, 8));
+    expect_error(&log, 4, HK_ERR_CORRUPT, p);
+    p[req(256)] ^= 0xFFu;
+    hk_dmm_free(d, p);
+    hk_dmm_free(d, g);
+    assert_int_equal(log.count, 4);
+    expect_consistent(d);
+}
+
+/* Blocks are filed by size: two lists whose requests get one block size share it, and a block goes where its size belongs. */
+static void test_filing_by_size(void **state)
+{
+    static const size_t gross[] = {256, 64};
+    hk_dmm_config_t c = cfg_of(HK_DMM_FIT_FIRST, HK_DMM_ORDER_LIFO, 0, 0);
+    hk_dmm_t *d;
+    void *p[2];
+    void *a;
+    (void)state;
+    assert_int_equal(hk_tag_gross(4), hk_tag_gross(12));
+    c.nlists = 2;
+    c.lists[0].lo = 1;
+    c.lists[0].hi = 4;
+    c.lists[1].lo = 9;
+    c.lists[1].hi = 12;
+    d = make(&c);
+    a = must_malloc(d, 4);
+    must_malloc(d, req(64));
+    hk_dmm_free(d, a);
+    assert_ptr_equal(must_malloc(d, 12), a); /* a request of the second list finds the first's block */
+    assert_int_equal(counters(d).list_hits, 1);
+    expect_consistent(d);
+    /* a pool block that served a listed request unsplit goes back to the pool */
+    c.nlists = 1;
+    c.lists[0].lo = 16;
+    c.lists[0].hi = 16;
+    d = make(&c);
+    carve(d, p, gross, 2);
+    hk_dmm_free(d, p[0]);
+    a = must_malloc(d, 16);
+    assert_ptr_equal(a, p[0]);
+    expect_block(d, 0, 256, 1);
+    hk_dmm_free(d, a);
+    assert_ptr_equal(must_malloc(d, req(256)), p[0]); /* a pool request finds it in the pool */
+    assert_int_equal(counters(d).pool_hits, 2);
     expect_consistent(d);
 }
 
@@ -941,7 +1211,7 @@ int main(void)
         cmocka_unit_test(test_order_fifo),
         cmocka_unit_test(test_order_address),
         cmocka_unit_test(test_split_levels),
-        cmocka_unit_test(test_split_forced_by_slack),
+        cmocka_unit_test(test_split_forced_by_waste),
         cmocka_unit_test(test_coalesce_levels),
         cmocka_unit_test(test_coalesce_both_sides_and_top),
         cmocka_unit_test(test_list_routing),
@@ -950,7 +1220,8 @@ int main(void)
         cmocka_unit_test(test_class_round),
         cmocka_unit_test(test_pool_round),
         cmocka_unit_test(test_no_pool),
-        cmocka_unit_test(test_realloc_paths),
+        cmocka_unit_test(test_resize_and_realloc),
+        cmocka_unit_test(test_resize_cuts_by_the_split_level),
         cmocka_unit_test(test_peaks),
         cmocka_unit_test(test_preset_wince),
         cmocka_unit_test(test_preset_winxp),
@@ -959,6 +1230,12 @@ int main(void)
         cmocka_unit_test(test_preset_uclinux),
         cmocka_unit_test(test_preset_net),
         cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_damaged_free_block),
+        cmocka_unit_test(test_damaged_list),
+        cmocka_unit_test(test_damaged_neighbour_links),
+        cmocka_unit_test(test_damaged_top),
+        cmocka_unit_test(test_poison_and_canary),
+        cmocka_unit_test(test_filing_by_size),
         cmocka_unit_test(test_random_stats),
         cmocka_unit_test(test_random_configs),
     };

@@ -95,6 +95,16 @@ static const expectation_t expectations[] = {
     {"lfpool", CASE_CORRUPT_HEADER, 0, "state words live out of band at a private offset"},
     /* one block size and realloc within it: a block never moves */
     {"lfpool", CASE_FREE_AFTER_MOVE, 0, "realloc never moves a block (one block size)"},
+#if HK_HARDENING < 2
+    /*
+     * A tag holds sizes only (src/tagged.h): the old heap's tags, still
+     * intact, agree with each other. From level 2 on the new heap's poison
+     * has overwritten them.
+     */
+    {"tlsf*", CASE_STALE_REINIT, 0, "a stale tag is a sound tag below HK_HARDENING 2"},
+    {"seqfit*", CASE_STALE_REINIT, 0, "a stale tag is a sound tag below HK_HARDENING 2"},
+    {"dmm*", CASE_STALE_REINIT, 0, "a stale tag is a sound tag below HK_HARDENING 2"},
+#endif
     {NULL, CASE_COUNT, 0, NULL}};
 
 static int entry_matches(const char *pattern, const char *name)
@@ -265,7 +275,7 @@ static void assert_untouched(fixture_t *f, int fail_count_may_rise)
     size_t i;
     assert_int_equal(hk_check(f->heap), 0);
     hk_get_stats(f->heap, &now);
-    assert_int_equal(now.error_count, f->snap.error_count + 1u);
+    assert_int_equal(now.error_count, f->snap.error_count + (size_t)f->err.count);
     now.error_count = f->snap.error_count;
     if (fail_count_may_rise && now.fail_count == f->snap.fail_count + 1u) {
         now.fail_count = f->snap.fail_count;
@@ -298,7 +308,8 @@ static void assert_untouched(fixture_t *f, int fail_count_may_rise)
 /* The error the case produced is one of the accepted kinds. */
 static void assert_reported(fixture_t *f, unsigned kinds, const void *ptr)
 {
-    if (f->err.count != 1) {
+    /* Level 3 validates the heap before every call: damage done before the call is reported twice. */
+    if (f->err.count != 1 && !(HK_HARDENING >= 3 && f->err.count == 2)) {
         fail_msg("[%s] %s: expected one error report, got %d", f->entry->name, case_names[f->c], f->err.count);
     }
     if ((BIT(f->err.kind) & kinds) == 0) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dmm: a configurable allocator for design-space exploration, after
  * Mamagkakis et al., "Reducing memory fragmentation in network applications
@@ -73,6 +74,8 @@ typedef enum hk_dmm_order {
 /*
  * A dedicated free list serves requests of lo..hi bytes (inclusive; lo == hi
  * makes an exact-size list). Lists must be sorted by lo and must not overlap.
+ * Freed blocks are filed by size: a list holds the blocks whose gross size
+ * one of its requests gets (src/dmm.c).
  */
 typedef struct hk_dmm_range {
     uint32_t lo;
@@ -111,6 +114,8 @@ typedef enum hk_dmm_config_error {
 /*
  * Deterministic work counters: the same trace on the same config gives the
  * same figures on every machine, so exploration can use them as a cost.
+ * (The live requested bytes are the caller's to count: below HK_HARDENING 2
+ * a block does not remember its request.)
  */
 typedef struct hk_dmm_counters {
     size_t examined;       /* free blocks looked at by list and pool searches */
@@ -121,7 +126,6 @@ typedef struct hk_dmm_counters {
     size_t pool_hits;      /* ... from the general pool */
     size_t top_carves;     /* ... from the untouched top */
     size_t max_top;        /* high-water mark of the touched arena: bytes of blocks ever carved from the top */
-    size_t peak_requested; /* high-water mark of live requested bytes */
 } hk_dmm_counters_t;
 
 typedef struct hk_dmm hk_dmm_t;
@@ -148,14 +152,20 @@ hk_heap_t *hk_dmm_heap(hk_dmm_t *heap);
 /* The config the heap runs (a copy made at init). */
 const hk_dmm_config_t *hk_dmm_config(const hk_dmm_t *heap);
 
+/* NULL when no block can be found (hk_malloc counts the failure; these direct calls count none). */
 void *hk_dmm_malloc(hk_dmm_t *heap, size_t size);
-void *hk_dmm_realloc(hk_dmm_t *heap, void *ptr, size_t size);
+/*
+ * Resize in place (ptr not NULL, size not 0): ptr when size fits the
+ * block's usable size (the rest is cut off by the split level), else NULL
+ * with nothing changed. hk_realloc(hk_dmm_heap(heap), ...) moves the block.
+ */
+void *hk_dmm_resize(hk_dmm_t *heap, void *ptr, size_t size);
 void hk_dmm_free(hk_dmm_t *heap, void *ptr);
 size_t hk_dmm_usable_size(hk_dmm_t *heap, const void *ptr);
 void hk_dmm_get_stats(hk_dmm_t *heap, hk_stats_t *out);
 void hk_dmm_get_counters(const hk_dmm_t *heap, hk_dmm_counters_t *out);
 void hk_dmm_walk(hk_dmm_t *heap, hk_walk_fn visit, void *ctx);
-int hk_dmm_check(hk_dmm_t *heap);
+hk_check_t hk_dmm_check(hk_dmm_t *heap);
 int hk_dmm_owns(const hk_dmm_t *heap, const void *ptr);
 
 #ifdef __cplusplus

@@ -121,9 +121,10 @@ typedef struct hk_stats {
     size_t capacity;       /* bytes covered by blocks (arena minus control data) */
     size_t free_bytes;     /* gross bytes in free blocks */
     size_t min_ever_free;  /* low-water mark of free_bytes */
-    size_t used_requested; /* live bytes as requested (buddy: equals used_granted) */
+    size_t used_requested; /* live bytes as requested; equals used_granted where requests are not
+                              stored (buddy; tlsf, seqfit, dmm below HK_HARDENING 2) */
     size_t used_granted;   /* live usable bytes */
-    size_t peak_used;      /* high-water mark of used_granted */
+    size_t peak_used;      /* high-water mark of gross used bytes: capacity - min_ever_free */
     size_t largest_free;   /* gross size of the largest free block */
     size_t smallest_free;  /* gross size of the smallest free block (0 if none) */
     size_t free_blocks;
@@ -154,6 +155,12 @@ typedef struct hk_ops {
     /* NULL where the allocator cannot honour alignments above HK_ALIGN. */
     void *(*aligned_alloc)(hk_heap_t *heap, size_t alignment, size_t size);
     void *(*realloc)(hk_heap_t *heap, void *ptr, size_t size);
+    /*
+     * Resize ptr's block in place to hold size bytes (ptr not NULL, size not
+     * 0): ptr, or NULL with nothing changed when the block cannot stay put;
+     * misuse is reported. hk_realloc does the rest (NULL, 0, moving).
+     */
+    void *(*resize)(hk_heap_t *heap, void *ptr, size_t size);
     void (*free)(hk_heap_t *heap, void *ptr);
     size_t (*usable_size)(hk_heap_t *heap, const void *ptr);
     void (*get_stats)(hk_heap_t *heap, hk_stats_t *out);
@@ -166,8 +173,10 @@ typedef struct hk_ops {
 
 /*
  * The uniform handle. It sits at the start of every allocator's control
- * block; the counters in stats are kept current by the allocator, the
- * geometry fields (largest/smallest free) are filled in by get_stats.
+ * block. stats holds what the allocator counts per operation (which fields,
+ * is the allocator's business); read statistics through hk_get_stats(),
+ * which derives the rest (used bytes and blocks, the peak, the
+ * largest/smallest free block).
  */
 struct hk_heap {
     const hk_ops_t *ops;

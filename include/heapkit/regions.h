@@ -71,12 +71,13 @@ hk_status_t hk_regions_remove(hk_regions_t *regions, size_t i, hk_region_info_t 
 
 void *hk_regions_malloc(hk_regions_t *regions, size_t size);
 void *hk_regions_aligned_alloc(hk_regions_t *regions, size_t alignment, size_t size);
-void *hk_regions_realloc(hk_regions_t *regions, void *ptr, size_t size);
+/* Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves. */
+void *hk_regions_resize(hk_regions_t *regions, void *ptr, size_t size);
 void hk_regions_free(hk_regions_t *regions, void *ptr);
 size_t hk_regions_usable_size(hk_regions_t *regions, const void *ptr);
 void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out);
 void hk_regions_walk(hk_regions_t *regions, hk_walk_fn visit, void *ctx);
-int hk_regions_check(hk_regions_t *regions);
+hk_check_t hk_regions_check(hk_regions_t *regions);
 int hk_regions_owns(const hk_regions_t *regions, const void *ptr);
 
 #ifdef __cplusplus

@@ -38,13 +38,14 @@ const char *hk_seqfit_policy_name(hk_seqfit_policy_t policy);
 
 void *hk_seqfit_malloc(hk_seqfit_t *heap, size_t size);
 void *hk_seqfit_aligned_alloc(hk_seqfit_t *heap, size_t alignment, size_t size);
-void *hk_seqfit_realloc(hk_seqfit_t *heap, void *ptr, size_t size);
+/* Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves. */
+void *hk_seqfit_resize(hk_seqfit_t *heap, void *ptr, size_t size);
 void hk_seqfit_free(hk_seqfit_t *heap, void *ptr);
 size_t hk_seqfit_usable_size(hk_seqfit_t *heap, const void *ptr);
 void hk_seqfit_get_stats(hk_seqfit_t *heap, hk_stats_t *out);
 void hk_seqfit_get_counters(const hk_seqfit_t *heap, hk_seqfit_counters_t *out);
 void hk_seqfit_walk(hk_seqfit_t *heap, hk_walk_fn visit, void *ctx);
-int hk_seqfit_check(hk_seqfit_t *heap);
+hk_check_t hk_seqfit_check(hk_seqfit_t *heap);
 int hk_seqfit_owns(const hk_seqfit_t *heap, const void *ptr);
 
 #ifdef __cplusplus

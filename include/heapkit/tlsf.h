@@ -28,12 +28,13 @@ hk_heap_t *hk_tlsf_heap(hk_tlsf_t *heap);
 
 void *hk_tlsf_malloc(hk_tlsf_t *heap, size_t size);
 void *hk_tlsf_aligned_alloc(hk_tlsf_t *heap, size_t alignment, size_t size);
-void *hk_tlsf_realloc(hk_tlsf_t *heap, void *ptr, size_t size);
+/* Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves. */
+void *hk_tlsf_resize(hk_tlsf_t *heap, void *ptr, size_t size);
 void hk_tlsf_free(hk_tlsf_t *heap, void *ptr);
 size_t hk_tlsf_usable_size(hk_tlsf_t *heap, const void *ptr);
 void hk_tlsf_get_stats(hk_tlsf_t *heap, hk_stats_t *out);
 void hk_tlsf_walk(hk_tlsf_t *heap, hk_walk_fn visit, void *ctx);
-int hk_tlsf_check(hk_tlsf_t *heap);
+hk_check_t hk_tlsf_check(hk_tlsf_t *heap);
 int hk_tlsf_owns(const hk_tlsf_t *heap, const void *ptr);
 
 #ifdef __cplusplus

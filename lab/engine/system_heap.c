@@ -116,7 +116,7 @@ static int sys_owns(const hk_heap_t *h, const void *p)
     return p != NULL;
 }
 
-static const hk_ops_t sys_ops = {"system", sys_malloc, sys_aligned, sys_realloc, sys_free,
+static const hk_ops_t sys_ops = {"system", sys_malloc, sys_aligned, sys_realloc, NULL, sys_free,
                                  sys_usable, sys_stats, sys_walk, sys_check, sys_owns};
 
 static hk_heap_t *sys_make(void *arena, size_t size, hk_status_t *status)

@@ -121,7 +121,7 @@ static int bump_owns(const hk_heap_t *h, const void *p)
     return (const unsigned char *)p >= b->base && (const unsigned char *)p < b->end;
 }
 
-static const hk_ops_t bump_ops = {"test-bump", bump_malloc, NULL, bump_realloc, bump_free,
+static const hk_ops_t bump_ops = {"test-bump", bump_malloc, NULL, bump_realloc, NULL, bump_free,
                                   bump_usable, bump_stats, bump_walk, bump_check, bump_owns};
 
 static hk_heap_t *make_mode(void *arena, size_t size, hk_status_t *status, int mode)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hk-explore: the design-space explorer's evaluator (lab/heapkit/explore.py).
  * It maps and validates one .hkb trace once (lab/engine/trace.c), then, for
@@ -22,7 +23,8 @@
  *   WORK            the deterministic cost: one unit per replayed record, plus
  *                   the dmm counters examined + insert_steps + splits + coalesces
  *   PEAK_FOOTPRINT  dmm max_top: bytes ever carved from the arena's untouched top
- *   PEAK_REQUESTED  dmm peak_requested: high-water mark of live requested bytes
+ *   PEAK_REQUESTED  high-water mark of live requested bytes, counted by the
+ *                   replay (a moving realloc holds both blocks for a moment)
  *   CPU_NS          thread CPU time of the replay loop (noisy; informative only)
  *
  * The default arena is max(1 MiB, 16 x the trace's peak live requested
@@ -30,7 +32,8 @@
  * lab's traces (a no_pool config still fails requests above its lists); the
  * footprint is a high-water mark, so a larger arena does not change it.
  * Records: m malloc, c calloc (as a malloc of nmemb x size: zeroing is not
- * the allocator's work), r realloc, f free; an a (aligned_alloc) record
+ * the allocator's work), r realloc (hk_realloc on the dmm's heap: in place
+ * when hk_dmm_resize allows, else moved), f free; an a (aligned_alloc) record
  * counts one failure, since dmm has no aligned allocation. Frees and
  * reallocs of ids whose allocation failed are skipped (reallocs become
  * mallocs), as in hk-replay. --max-work bounds the cost of pathological
@@ -128,9 +131,16 @@ static int split_line(char *line, unsigned long lineno, char **id, char **text)
 typedef struct replay_out {
     uint64_t capped_at;  /* record where the work passed the cap (UINT64_MAX: not capped) */
     uint64_t failures;
+    uint64_t peak_requested; /* high-water mark of live requested bytes */
     hk_dmm_counters_t c;
     uint64_t cpu_ns;
 } replay_out_t;
+
+/* One trace id's live block and the bytes requested for it. */
+typedef struct live {
+    void *p;
+    uint64_t len;
+} live_t;
 
 static uint64_t work_of(uint64_t records, const hk_dmm_counters_t *c)
 {
@@ -138,16 +148,19 @@ static uint64_t work_of(uint64_t records, const hk_dmm_counters_t *c)
 }
 
 /* Replay t on a fresh heap, up to max_work; -1 when the heap fails hk_dmm_check afterwards. */
-static int replay(const lab_trace_t *t, hk_dmm_t *h, void **slot, int check, uint64_t max_work,
+static int replay(const lab_trace_t *t, hk_dmm_t *h, live_t *slot, int check, uint64_t max_work,
                   replay_out_t *out)
 {
     uint64_t i;
     uint64_t failures = 0;
+    uint64_t live_bytes = 0;
+    uint64_t peak = 0;
     uint64_t t0 = thread_cpu_ns();
     memset(slot, 0, (size_t)t->ids * sizeof(*slot));
     out->capped_at = UINT64_MAX;
     for (i = 0; i < t->count; i++) {
         const lab_rec_t *r = &t->rec[i];
+        uint64_t len = r->size;
         void *p;
         if (i % CAP_STRIDE == 0 && max_work != 0) {
             hk_dmm_get_counters(h, &out->c);
@@ -158,27 +171,32 @@ static int replay(const lab_trace_t *t, hk_dmm_t *h, void **slot, int check, uin
         }
         switch (r->op) {
         case 'f':
-            if (slot[r->id] != NULL) {
-                hk_dmm_free(h, slot[r->id]);
-                slot[r->id] = NULL;
+            if (slot[r->id].p != NULL) {
+                hk_dmm_free(h, slot[r->id].p);
+                live_bytes -= slot[r->id].len;
+                slot[r->id].p = NULL;
             }
             continue;
         case 'm':
             p = hk_dmm_malloc(h, r->size);
             break;
         case 'c':
-            p = (uint64_t)r->size * r->aux > SIZE_MAX ? NULL : hk_dmm_malloc(h, (size_t)r->size * r->aux);
+            len = (uint64_t)r->size * r->aux;
+            p = len > SIZE_MAX ? NULL : hk_dmm_malloc(h, (size_t)len);
             break;
         case 'r':
-            if (r->aux != LAB_NULL_ID && slot[r->aux] != NULL) {
-                p = hk_dmm_realloc(h, slot[r->aux], r->size);
-                if (p != NULL) {
-                    slot[r->aux] = NULL;
-                } else {
+            if (r->aux != LAB_NULL_ID && slot[r->aux].p != NULL) {
+                live_t *old = &slot[r->aux];
+                p = hk_realloc(hk_dmm_heap(h), old->p, r->size);
+                if (p != NULL && p != old->p) {
+                    /* moved: both blocks were live for a moment */
+                    peak = live_bytes + len > peak ? live_bytes + len : peak;
+                } else if (p == NULL && r->size != 0) {
                     /* heapkit's realloc leaves the old block; the trace never names it again. */
-                    hk_dmm_free(h, slot[r->aux]);
-                    slot[r->aux] = NULL;
+                    hk_dmm_free(h, old->p);
                 }
+                live_bytes -= old->len;
+                old->p = NULL;
             } else {
                 p = hk_dmm_malloc(h, r->size);
             }
@@ -187,13 +205,19 @@ static int replay(const lab_trace_t *t, hk_dmm_t *h, void **slot, int check, uin
             p = NULL;
             break;
         }
-        slot[r->id] = p;
+        slot[r->id].p = p;
+        slot[r->id].len = p != NULL ? len : 0;
+        if (p != NULL) {
+            live_bytes += len;
+            peak = live_bytes > peak ? live_bytes : peak;
+        }
         failures += p == NULL;
     }
     out->cpu_ns = thread_cpu_ns() - t0;
     out->failures = failures;
+    out->peak_requested = peak;
     hk_dmm_get_counters(h, &out->c);
-    return check && hk_dmm_check(h) != 0 ? -1 : 0;
+    return check && hk_dmm_check(h) != HK_CHECK_OK ? -1 : 0;
 }
 
 static int run_canon(void)
@@ -237,7 +261,7 @@ static int run_eval(const char *path, uint64_t arena_bytes, uint64_t max_work, i
     char err[512];
     char line[MAX_LINE];
     unsigned long lineno = 0;
-    void **slot;
+    live_t *slot;
     void *arena;
 
     if (lab_trace_open(&t, path, err, sizeof(err)) != 0) {
@@ -289,10 +313,10 @@ static int run_eval(const char *path, uint64_t arena_bytes, uint64_t max_work, i
                    o.capped_at, o.cpu_ns);
             continue;
         }
-        frag = o.c.peak_requested != 0 ? (double)o.c.max_top / (double)o.c.peak_requested - 1.0 : 0.0;
+        frag = o.peak_requested != 0 ? (double)o.c.max_top / (double)o.peak_requested - 1.0 : 0.0;
         work = work_of(t.count, &o.c);
-        printf("%s ok %" PRIu64 " %.6f %" PRIu64 " %zu %zu %" PRIu64 "\n", id, o.failures, frag, work,
-               o.c.max_top, o.c.peak_requested, o.cpu_ns);
+        printf("%s ok %" PRIu64 " %.6f %" PRIu64 " %zu %" PRIu64 " %" PRIu64 "\n", id, o.failures, frag, work,
+               o.c.max_top, o.peak_requested, o.cpu_ns);
     }
     free(slot);
     munmap(arena, (size_t)arena_bytes);

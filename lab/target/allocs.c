@@ -9,7 +9,7 @@
  *   heapkit (catalog)  heap->ops->malloc/free/realloc(heap, ...): the
  *                      allocator's own function behind its ops table (the
  *                      direct hk_<x>_malloc plus one tail-call branch);
- *                      calloc and aligned through hk_calloc and
+ *                      realloc, calloc and aligned through hk_realloc, hk_calloc and
  *                      hk_aligned_alloc (the uniform layer; no lock hooks);
  *   pool               one FCTMA pool of POOL_BLOCK-byte blocks carved from a
  *                      bump heap on the arena (not a catalog entry: the
@@ -57,7 +57,7 @@ static int setup_heapkit(tgt_heap_t *h, uint8_t *arena, size_t size, const void 
     h->has_ctx = 1;
     h->malloc_fn = (const void *)heap->ops->malloc;
     h->free_fn = (const void *)heap->ops->free;
-    h->realloc_fn = (const void *)heap->ops->realloc;
+    h->realloc_fn = (const void *)hk_realloc;
     h->calloc_fn = (const void *)hk_calloc;
     h->aligned_fn = (const void *)hk_aligned_alloc;
     h->max_align = HK_ALIGN;

@@ -35,10 +35,10 @@ from helpers import HEADER, RECORD, a, c, f, hkb_bytes, m, r, write_hkb  # noqa:
 # Helpers (the .hkb writer and record tuples are in helpers.py)
 
 def gross(n, align=8):
-    """Gross size of a tagged (seqfit/tlsf) block for a request: tag, payload, rounding, minimum."""
+    """Gross size of a tagged (seqfit/tlsf) block for a request on a 64-bit host: tag, payload, rounding, minimum."""
     def up(x):
         return (x + align - 1) // align * align
-    return max(up(n + 8), up(8 + 16 + 4))
+    return max(up(n + 8), up(8 + 16))  # 64-bit host: an 8-byte tag, two links in a free block
 
 
 def generate(n, seed=1, target_live=2000, max_align=256):

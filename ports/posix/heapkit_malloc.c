@@ -247,6 +247,7 @@ static void note_mapped(void)
 static void take_sample(void)
 {
     hk_heap_t *h = hk_regions_heap(regions);
+    hk_stats_t st;
     sample_t *s;
     if (!table_reserve(&series, sizeof(sample_t))) {
         return;
@@ -255,8 +256,9 @@ static void take_sample(void)
     s->call = calls;
     s->mapped = mapped_now();
     s->in_regions = region_bytes;
-    s->free_in_regions = h->stats.free_bytes;
-    s->used = h->stats.used_granted + big_bytes;
+    hk_get_stats(h, &st);
+    s->free_in_regions = st.free_bytes;
+    s->used = st.used_granted + big_bytes;
 }
 
 /* ---------------------------------------------------------------------------
@@ -328,7 +330,12 @@ static int grow(size_t need)
 static void maybe_release(size_t i)
 {
     hk_region_info_t info;
-    if (!release || !hk_regions_at(regions, i, &info) || info.heap->stats.used_blocks != 0) {
+    hk_stats_t st;
+    if (!release || !hk_regions_at(regions, i, &info)) {
+        return;
+    }
+    hk_get_stats(info.heap, &st);
+    if (st.used_blocks != 0) {
         return;
     }
     if (hk_regions_remove(regions, i, &info) == HK_OK) {
@@ -694,7 +701,7 @@ static void *realloc_locked(void *ptr, size_t n)
         return NULL;
     }
     if (n < mmap_threshold) {
-        q = hk_regions_realloc(regions, ptr, n);
+        q = hk_realloc(hk_regions_heap(regions), ptr, n);
         if (q != NULL) {
             maybe_release(i);
             return q;
@@ -842,6 +849,7 @@ EXPORT size_t malloc_usable_size(void *ptr)
 EXPORT void heapkit_malloc_info(heapkit_malloc_info_t *out)
 {
     hk_heap_t *h;
+    hk_stats_t st;
     enter("heapkit_malloc_info");
     h = hk_regions_heap(regions);
     out->allocator = entry->name;
@@ -854,8 +862,9 @@ EXPORT void heapkit_malloc_info(heapkit_malloc_info_t *out)
     out->mapped_peak = mapped_peak;
     out->region_maps = region_maps;
     out->region_unmaps = region_unmaps;
-    out->used_bytes = h->stats.used_granted + big_bytes;
-    out->free_bytes = h->stats.free_bytes;
+    hk_get_stats(h, &st);
+    out->used_bytes = st.used_granted + big_bytes;
+    out->free_bytes = st.free_bytes;
     out->calls = calls;
     out->errors = errors;
     out->mmap_threshold = mmap_threshold;

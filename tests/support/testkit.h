@@ -183,7 +183,6 @@ typedef struct stats_workload {
     size_t nlive;
     size_t requested;
     size_t min_free;
-    size_t peak;
     size_t allocs;
     size_t frees;
     size_t reallocs;

@@ -429,7 +429,7 @@ static void frtos_destroy(hk_heap_t *heap) { ((frtos_heap_t *)heap)->live = 0; }
 
 /* One instance of everything above per heap file: its renamed functions, its state, its entry. */
 #define FRTOS_OPS(n)                                                                                                  \
-    static const hk_ops_t frtos##n##_ops = {"freertos-heap" #n, frtos_malloc, NULL,         frtos_realloc,        \
+    static const hk_ops_t frtos##n##_ops = {"freertos-heap" #n, frtos_malloc, NULL,         frtos_realloc, NULL,  \
                                             frtos_free,         frtos_usable, frtos_stats, frtos_walk,           \
                                             frtos_check,        frtos_owns};                                      \
     static hk_heap_t *frtos##n##_make(void *arena, size_t size, hk_status_t *status)                                  \

@@ -261,7 +261,7 @@ static int o1_owns(const hk_heap_t *heap, const void *ptr)
     return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
 }
 
-static const hk_ops_t o1_ops = {"o1heap", o1_malloc, o1_aligned, o1_realloc, o1_free,
+static const hk_ops_t o1_ops = {"o1heap", o1_malloc, o1_aligned, o1_realloc, NULL, o1_free,
                                 o1_usable, o1_stats,  o1_walk,    o1_check,   o1_owns};
 
 static hk_heap_t *o1_make(void *arena, size_t size, hk_status_t *status)

@@ -293,7 +293,7 @@ static int umm_hk_owns(const hk_heap_t *heap, const void *ptr)
     return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
 }
 
-static const hk_ops_t umm_ops = {"umm",         umm_hk_malloc, NULL,         umm_hk_realloc, umm_hk_free,
+static const hk_ops_t umm_ops = {"umm",         umm_hk_malloc, NULL,         umm_hk_realloc, NULL, umm_hk_free,
                                  umm_hk_usable, umm_hk_stats,  umm_hk_walk, umm_hk_check,   umm_hk_owns};
 
 static hk_heap_t *umm_make(void *arena, size_t size, hk_status_t *status)
