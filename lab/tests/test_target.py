@@ -340,3 +340,38 @@ def test_cli_bench_target_bad_arguments(argv, message, capsys):
     assert cli.main(["bench", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err
+
+
+def test_hotpath_table(monkeypatch, tmp_path, capsys):
+    """tools/hotpath_table.py on small stand-in workloads: one markdown row per allocator with
+    both targets' columns, the per-workload table, and the JSON documents."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("hotpath_table", target.REPO_ROOT / "tools" / "hotpath_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def small(seed, tmp):
+        out = []
+        for name, n in (("itc", 30), ("net", 20), ("random", 25)):
+            b = TraceBuilder()
+            for i in range(n):
+                b.free(b.malloc(8 + 24 * i))
+            out.append((name, b.build(name)))
+        return out
+
+    monkeypatch.setattr(tool, "workloads", small)
+    js = tmp_path / "hot.json"
+    assert tool.main(["--alloc", "tlsf,tlsf-uniform,o1heap,tlsf-conte", "--no-worst-case",
+                      "--json", str(js)]) == 0
+    text = capsys.readouterr().out
+    assert "| allocator | HK_HARDENING | Cortex-M3 malloc p50 / max |" in text
+    assert "RV32IMAC worst-path malloc / free | RV32IMAC failed |" in text
+    docs = json.loads(js.read_text())
+    assert set(docs) == {"cortex-m3", "rv32"} and all(d["arena"] == 256 * 1024 for d in docs.values())
+    for a in ("tlsf", "tlsf-uniform", "o1heap", "tlsf-conte"):
+        m3 = docs["cortex-m3"]["pooled"]["-O2"][a]
+        rv = docs["rv32"]["pooled"]["-O2"][a]
+        assert (f"| {a} | - | {m3['malloc']['p50']} / {m3['malloc']['max']} | "
+                f"{m3['free']['p50']} / {m3['free']['max']} | - / - | 0 | "
+                f"{rv['malloc']['p50']} / {rv['malloc']['max']} |") in text
+    assert "p50 per workload (itc / net / random)" in text
