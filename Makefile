@@ -24,8 +24,8 @@
 #   make sizes     the .text/.data/.bss table for Cortex-M0+/M3/M4F and RV32IMAC
 #   make target-test  the test suite cross-built for bare metal (ports/baremetal)
 #                  and run in QEMU: mps2-an385 (Cortex-M3) and virt (RV32IMAC)
-#   make target-icount-test  the Cortex-M3 instruction counter's tests (QEMU);
-#                  `heapkit bench --target cortex-m3` gives the counts themselves
+#   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
+#                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make deps      install the missing Debian packages only
 #   make clean     remove build/
 
@@ -178,11 +178,12 @@ target-test: deps
 	@$(call timed,cortex-m3 build + ctest in qemu,$(call target_suite,arm-cortex-m3))
 	@$(call timed,rv32imac build + ctest in qemu,$(call target_suite,riscv32-imac))
 
-# The Cortex-M3 instruction counter (lab/target/, heapkit/target.py): small traces in QEMU,
-# calibration against the disassembly, two runs identical, corruption and failure reports.
+# The instruction counter (lab/target/, heapkit/target.py) on both targets: small traces in
+# QEMU mps2-an385 (Cortex-M3, SysTick) and virt (RV32IMAC, minstret), calibration against the
+# disassembly, two runs identical, corruption, failure and saturation reports.
 target-icount-test: deps venv
-	@echo "== Cortex-M3 instruction counter in QEMU (lab/tests/test_target.py)"
-	@$(call timed,cortex-m3 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py -q -m target)
+	@echo "== instruction counter in QEMU, Cortex-M3 and RV32 (lab/tests/test_target.py)"
+	@$(call timed,cortex-m3 + rv32 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py -q -m target)
 
 sizes: deps
 	@echo "== cross-compiled sizes"

@@ -10,13 +10,21 @@
 #                                                    portable/MemMang/heap_2.c heap_4.c heap_5.c
 #   o1heap           0.0.2    MIT (o1heap)           o1heap/o1heap/o1heap.c o1heap.h
 #   umm-malloc-sys   0.3.2    MIT (umm_malloc)       umm_malloc/src/umm_malloc.c and its headers
+#   lvgl-sys         0.6.2    MIT (LVGL), with       vendor/lvgl/src/misc/lv_tlsf.c lv_tlsf.h:
+#                             BSD-3-Clause (Conte's  Matthew Conte's TLSF 3.1 as LVGL 8 bundles
+#                             TLSF 3.1)              it; nothing else of LVGL is compiled
 #
-# Licences: all three crates are MIT (their Cargo.toml), and so are the C
-# libraries they bundle: FreeRTOS-Kernel (Amazon.com, Inc.; LICENSE.md),
-# o1heap (Pavel Kirienko; o1heap/LICENSE), umm_malloc (Ralph Hempel;
-# umm_malloc/LICENSE). The LICENSE files stay next to the sources in DEST.
+# Licences: the four crates are MIT (their Cargo.toml), and so are the C
+# libraries the first three bundle: FreeRTOS-Kernel (Amazon.com, Inc.;
+# LICENSE.md), o1heap (Pavel Kirienko; o1heap/LICENSE), umm_malloc (Ralph
+# Hempel; umm_malloc/LICENSE). lvgl-sys bundles LVGL, MIT ("Copyright (c)
+# 2021 LVGL Kft", vendor/lvgl/LICENCE.txt); its lv_tlsf.h carries Conte's
+# own notice, the three-clause BSD licence ("Copyright (c) 2006-2016,
+# Matthew Conte. All rights reserved." with the redistribution conditions
+# and the no-endorsement clause), which covers lv_tlsf.c too (that file has
+# no notice of its own). The licence files stay next to the sources in DEST.
 #
-# Method: a throwaway crate in DEST/fetch depending on the three exact
+# Method: a throwaway crate in DEST/fetch depending on the four exact
 # versions, `cargo fetch` (downloads the .crate files into
 # $CARGO_HOME/registry/cache/<index>/), then each .crate (a gzip tarball) is
 # extracted into DEST/src/. Idempotent: crates already unpacked are skipped,
@@ -34,7 +42,7 @@ die() {
 
 [ $# -eq 1 ] || die "usage: fetch_peers.sh DEST"
 DEST=$1
-CRATES="freertos-next:0.12.0 o1heap:0.0.2 umm-malloc-sys:0.3.2"
+CRATES="freertos-next:0.12.0 o1heap:0.0.2 umm-malloc-sys:0.3.2 lvgl-sys:0.6.2"
 
 mkdir -p "$DEST/src" || die "cannot create $DEST/src"
 DEST=$(cd "$DEST" && pwd)
@@ -63,6 +71,7 @@ path = "src/lib.rs"
 freertos-next = "=0.12.0"
 o1heap = "=0.0.2"
 umm-malloc-sys = "=0.3.2"
+lvgl-sys = "=0.6.2"
 
 [workspace]
 EOF
@@ -93,9 +102,11 @@ fi
 freertos=$DEST/src/freertos-next-0.12.0/FreeRTOS-Kernel
 o1heap=$DEST/src/o1heap-0.0.2/o1heap/o1heap
 umm=$DEST/src/umm-malloc-sys-0.3.2/umm_malloc/src
-for f in "$freertos/portable/MemMang/heap_4.c" "$o1heap/o1heap.c" "$umm/umm_malloc.c"; do
+tlsf_conte=$DEST/src/lvgl-sys-0.6.2/vendor/lvgl/src/misc
+for f in "$freertos/portable/MemMang/heap_4.c" "$o1heap/o1heap.c" "$umm/umm_malloc.c" "$tlsf_conte/lv_tlsf.c"; do
     [ -f "$f" ] || die "expected source missing: $f"
 done
 echo "freertos_kernel=$freertos  (V11.2.0, CRLF line endings; heaps in portable/MemMang/)"
 echo "o1heap=$o1heap  (o1heap.c, o1heap.h)"
 echo "umm_malloc=$umm  (umm_malloc.c includes umm_info.c, umm_integrity.c, umm_poison.c)"
+echo "tlsf_conte=$tlsf_conte  (lv_tlsf.c, lv_tlsf.h: Conte's TLSF 3.1)"

@@ -548,14 +548,22 @@ def build_parser() -> argparse.ArgumentParser:
                        "peak footprint.")
     selection(s)
     s.add_argument("--arena", type=_positive_int, metavar="BYTES",
-                   help="arena size (default: the engine's)")
+                   help="arena size (default: the engine's; with --target, the target's arena, "
+                   "3.5 MiB by default, and the host replays' as well)")
     s.add_argument("--series", type=_positive_int, default=200, metavar="N",
                    help="points of the time series the engine records (default 200)")
     s.add_argument("--target", metavar="TARGET",
                    help="also replay on an emulated target and print exact instructions per "
-                   "call next to the host timings: cortex-m3 (QEMU mps2-an385; see lab/target/)")
+                   "call next to the host timings: cortex-m3 (QEMU mps2-an385) or rv32 "
+                   "(QEMU virt, RV32IMAC); see lab/target/ and docs/benchmarks.md")
     s.add_argument("--opt", metavar="O2,Os",
                    help="--target: optimisation levels to build (default: O2,Os)")
+    s.add_argument("--hardening", metavar="N[,N...]",
+                   help="--target: build heapkit once per HK_HARDENING level (0-3) and label "
+                   "the results with it (default: one build, the sources' default level)")
+    s.add_argument("--uniform", action="store_true",
+                   help="--target: also measure every catalog allocator through the uniform "
+                   "layer (hk_malloc, hk_free, ...: rows NAME-uniform; tlsf-uniform always runs)")
     s.add_argument("--worst-case", action="store_true",
                    help="--target: add the directed worst-case traces of each heapkit allocator")
     s.add_argument("--no-host", action="store_true",

@@ -1,34 +1,42 @@
-"""Exact instructions per allocator call on an emulated Cortex-M3.
+"""Exact instructions per allocator call on an emulated Cortex-M3 or RV32 core.
 
-``heapkit bench --target cortex-m3`` comes here. The driver in lab/target/
-(icount.c, measure_m3.S) replays one embedded trace against every heapkit
-catalog entry and the peers (FreeRTOS heap_4 and heap_5, o1heap, umm_malloc,
-newlib's malloc) inside QEMU's mps2-an385 with ``-icount shift=7`` and reads
-SysTick around each call, so every count is exact and the same on every run.
+``heapkit bench --target cortex-m3`` and ``--target rv32`` come here. One
+driver in lab/target/ (icount.c, allocs.c, probe.c) replays one embedded
+trace against every heapkit catalog entry and the peers (FreeRTOS heap_4
+and heap_5, o1heap, umm_malloc, Conte's TLSF, the toolchain's C library)
+inside QEMU with ``-icount shift=7`` and reads a counter around each call,
+so every count is exact and the same on every run. Per target only the
+measuring window and its counter differ:
+
+- ``cortex-m3``: QEMU mps2-an385, SysTick (SYST_CVR) read around each call
+  (measure_m3.S, counter_m3.c), arm-none-eabi-gcc with newlib;
+- ``rv32``: QEMU virt, RV32IMAC in machine mode, the minstret CSR read
+  around each call (measure_rv32.S, counter_rv32.c; QEMU's icount makes it
+  128 ns of virtual time per instruction), riscv64-unknown-elf-gcc
+  -march=rv32imac -mabi=ilp32 with picolibc.
 
 Steps, all cached under :func:`build_dir` (``build/target-icount``, or
 ``$HEAPKIT_TARGET_BUILD``):
 
 1. the peers' sources: tools/fetch_peers.sh (reusing the host build's
    ``build/gcc/peers`` when it is there);
-2. objects, once per optimisation level (-O2 and -Os), every source with the
-   same compiler and flags: arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb
-   -ffunction-sections -fdata-sections -DNDEBUG; rebuilt when a source,
-   header or flag changes;
+2. objects, once per target, optimisation level (-O2, -Os), hardening level
+   (``HK_HARDENING``, when asked for) and arena size, every source with the
+   same compiler and flags (-ffunction-sections -fdata-sections -DNDEBUG);
+   rebuilt when a source, header or flag changes;
 3. per trace: the .hkb converted to the driver's compact form (:func:`compact`,
    ids replaced by reusable slots), assembled into trace_blob.S and linked
-   with the board port (ports/baremetal/mps2-an385: startup, link.ld,
-   runtime) into one ELF per (trace, level);
+   with the board port (ports/baremetal/<board>: startup, link.ld, runtime)
+   into one ELF per (trace, build);
 4. ports/baremetal/run-qemu.sh runs it; the JSON lines it prints and the raw
    counts (one 32-bit word per record, written to the host through
    semihosting) come back as a dict.
 
-A trace fits when its compact form fits the board's 4 MiB "flash" next to
-the code (:data:`MAX_BLOB_BYTES`) and its work arrays fit the PSRAM budget
-(:data:`MAX_WORK_BYTES`); larger traces are skipped, with the reason, not
-streamed. Every allocator gets the same :data:`ARENA_SIZE` arena in the
-4 MiB RAM, except newlib (the port's sbrk heap in PSRAM) and umm (256 KiB at
-most: 15-bit block indices).
+A trace fits when its compact form and its work arrays fit the board
+(:meth:`Target.fits`); larger traces are skipped, with the reason, not
+streamed. Every allocator gets the same arena (:data:`ARENA_SIZE` unless
+``--arena`` says otherwise), except the C library (the port's sbrk heap)
+and umm (256 KiB at most: 15-bit block indices).
 """
 
 from __future__ import annotations
@@ -37,10 +45,12 @@ import concurrent.futures as cf
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -50,27 +60,21 @@ from .errors import HeapkitError
 from .native import REPO_ROOT
 from .trace import (NULL_ID, OP_ALIGNED, OP_CALLOC, OP_FREE, OP_MALLOC, OP_REALLOC, Trace)
 
-TARGETS = ("cortex-m3",)
 OPT_LEVELS = ("-O2", "-Os")
-ARENA_SIZE = 3_670_016                  # 3.5 MiB of the 4 MiB RAM (stack, .data, .bss beside it)
-ARENA_ADDR = 0x20040000                 # above .data + .bss (< 256 KiB), below the 64 KiB stack
-MAX_BLOB_BYTES = 3_670_016              # of the 4 MiB flash; code and rodata take < 200 KiB
-MAX_WORK_BYTES = 12 * 1024 * 1024       # of the 16 MiB PSRAM; newlib's heap gets the rest
+HARDENING_LEVELS = (0, 1, 2, 3)
+ARENA_SIZE = 3_670_016                  # 3.5 MiB: what the Cortex-M3's 4 MiB RAM leaves (stack, .data, .bss)
+MIN_ARENA = 16 * 1024
 KINDS = ("malloc", "free", "calloc", "aligned", "realloc")
 KIND_NONE = 7
 COUNT_MASK = (1 << 29) - 1
-TICKS_PER_INSN = 3.2
-
-CC = "arm-none-eabi-gcc"
-SIZE = "arm-none-eabi-size"
-QEMU = "qemu-system-arm"
-CPU_FLAGS = ["-mcpu=cortex-m3", "-mthumb"]
-COMMON_FLAGS = ["-std=gnu11", "-ffunction-sections", "-fdata-sections", "-DNDEBUG", "-g0",
-                f"-DTGT_ARENA_SIZE={ARENA_SIZE}"]
+MAX_ALLOCS_PER_RUN = 24                 # the ports' semihosting command line holds 32 words
+FAMILIES_HARDENED = ("heapkit", "uniform")
 
 TARGET_DIR = REPO_ROOT / "lab" / "target"
 PORT_DIR = REPO_ROOT / "ports" / "baremetal"
-BOARD = "mps2-an385"
+PEERS_DIR = REPO_ROOT / "lab" / "engine" / "peers"
+LV_SHIM = PEERS_DIR / "tlsf_conte" / "lv_tlsf_shim.h"
+COMMON_FLAGS = ["-std=gnu11", "-ffunction-sections", "-fdata-sections", "-DNDEBUG", "-g0"]
 
 # Compact trace (lab/target/icount.h)
 HKC_MAGIC = 0x43544B48
@@ -83,12 +87,114 @@ _HEAPKIT_CODE = {
     "tlsf": ["tlsf", "tagged"], "poolset": ["pool", "bump"], "lfpool": ["pool_lockfree"],
     "pool": ["pool", "bump"], "dmm": ["dmm", "tagged"],
 }
-_NEWLIB_MEMBERS = ("lib_a-mallocr.o", "lib_a-freer.o", "lib_a-reallocr.o", "lib_a-callocr.o",
-                   "lib_a-malignr.o", "lib_a-malloc.o", "lib_a-mlock.o", "lib_a-sbrkr.o")
+_PEER_CODE = {"freertos-heap4": "heap_4", "freertos-heap5": "heap_5", "o1heap": "o1heap",
+              "umm": "umm_malloc", "tlsf-conte": "lv_tlsf"}
 
 
 class TargetError(HeapkitError):
     """Building or running the target driver failed; the message says where."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One emulated core the driver runs on: toolchain, board port and memory budget."""
+    name: str                 # --target NAME
+    title: str                # "Cortex-M3"
+    machine: str              # "QEMU mps2-an385"
+    board: str                # ports/baremetal/<board>, run-qemu.sh's board name
+    cc: str
+    size: str
+    objdump: str
+    qemu: str
+    cpu_flags: tuple[str, ...]
+    link_flags: tuple[str, ...]
+    measure: str              # lab/target/<measure>: the measuring window
+    counter: str              # lab/target/<counter>: the counter and the arena's placement
+    counter_desc: str
+    freertos_port: str        # FreeRTOS-Kernel/portable/GCC/<port>
+    freertos_align: int       # its portBYTE_ALIGNMENT
+    freertos_flags: tuple[str, ...]  # extra flags for heap_4/heap_5 (their port header's inline asm)
+    libc: str                 # the C library's allocator: "newlib" or "picolibc"
+    libc_members: tuple[str, ...]
+    work_section: str         # where trace_blob.S puts the work arrays
+    arena_addr: int | None    # the arena's fixed address (--defsym), or None: a .bss array
+    max_arena: int
+    max_blob: int             # bytes of read-only memory left for the compact trace
+    max_work: int             # bytes for the work arrays
+    blob_region: str          # where the compact trace goes
+    work_region: str          # where the work arrays go
+    packages: str             # Debian packages with the tools
+
+    def fits(self, meta: dict[str, int], blob_bytes: int) -> str | None:
+        """None when the trace fits the board, else why not."""
+        if blob_bytes > self.max_blob:
+            return (f"its compact form is {blob_bytes / 2**20:.1f} MiB, more than the "
+                    f"{self.max_blob / 2**20:.1f} MiB of {self.blob_region} left for it")
+        work = 8 * (meta["records"] + 1) + 12 * (meta["slots"] + 1)
+        if work > self.max_work:
+            return (f"its work arrays need {work / 2**20:.1f} MiB of the "
+                    f"{self.max_work / 2**20:.0f} MiB {self.work_region} budget")
+        return None
+
+
+CORTEX_M3 = Target(
+    name="cortex-m3", title="Cortex-M3", machine="QEMU mps2-an385", board="mps2-an385",
+    cc="arm-none-eabi-gcc", size="arm-none-eabi-size", objdump="arm-none-eabi-objdump",
+    qemu="qemu-system-arm", cpu_flags=("-mcpu=cortex-m3", "-mthumb"),
+    link_flags=("--specs=rdimon.specs", "-nostartfiles"),
+    measure="measure_m3.S", counter="counter_m3.c", counter_desc="SysTick read around each call",
+    freertos_port="ARM_CM3", freertos_align=8, freertos_flags=(),
+    libc="newlib",
+    libc_members=("lib_a-mallocr.o", "lib_a-freer.o", "lib_a-reallocr.o", "lib_a-callocr.o",
+                  "lib_a-malignr.o", "lib_a-malloc.o", "lib_a-mlock.o", "lib_a-sbrkr.o"),
+    work_section=".psram.tgt",
+    arena_addr=0x20040000,             # above .data + .bss (< 256 KiB), below the 64 KiB stack
+    max_arena=ARENA_SIZE,
+    max_blob=3_670_016,                # of the 4 MiB flash; code and rodata take < 200 KiB
+    max_work=12 * 1024 * 1024,         # of the 16 MiB PSRAM; newlib's heap gets the rest
+    blob_region="flash", work_region="PSRAM",
+    packages="gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm")
+
+RV32 = Target(
+    name="rv32", title="RV32IMAC", machine="QEMU virt", board="riscv-virt",
+    cc="riscv64-unknown-elf-gcc", size="riscv64-unknown-elf-size",
+    objdump="riscv64-unknown-elf-objdump", qemu="qemu-system-riscv32",
+    cpu_flags=("-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs"),
+    link_flags=("--oslib=semihost", "-nostartfiles", "-Wl,--no-warn-rwx-segments"),
+    measure="measure_rv32.S", counter="counter_rv32.c", counter_desc="minstret read around each call",
+    freertos_port="RISC-V", freertos_align=16,
+    freertos_flags=("-march=rv32imac_zicsr",),   # portmacro.h's critical sections are CSR instructions
+    libc="picolibc",
+    libc_members=("nano-malloc-malloc.c.o", "nano-malloc-free.c.o", "nano-malloc-realloc.c.o",
+                  "nano-malloc-calloc.c.o", "nano-malloc-memalign.c.o", "libc_picolib_picosbrk.c.o"),
+    work_section=".bss.tgt",
+    arena_addr=None,                   # a .bss array of counter_rv32.c (128 MiB of RAM, all one region)
+    max_arena=32 * 1024 * 1024,
+    max_blob=32 * 1024 * 1024,
+    max_work=40 * 1024 * 1024,         # picolibc's heap gets what is left of the 128 MiB
+    blob_region="RAM", work_region="RAM",
+    packages="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc")
+
+TARGETS = {t.name: t for t in (CORTEX_M3, RV32)}
+
+
+def get_target(target: str | Target) -> Target:
+    if isinstance(target, Target):
+        return target
+    if target not in TARGETS:
+        raise HeapkitError(f"--target: unknown target {target!r} (have: {', '.join(TARGETS)})")
+    return TARGETS[target]
+
+
+# Kept for callers of the Cortex-M3-only module.
+MAX_BLOB_BYTES = CORTEX_M3.max_blob
+MAX_WORK_BYTES = CORTEX_M3.max_work
+TICKS_PER_INSN = 3.2
+
+
+def build_label(opt: str, hardening: int | None) -> str:
+    """How results name one build: the level, plus the hardening level when one was asked for."""
+    return opt if hardening is None else f"{opt}/h{hardening}"
 
 
 # --------------------------------------------------------------------------
@@ -140,15 +246,9 @@ def compact(trace: Trace) -> tuple[bytes, dict[str, int]]:
     return data, {"records": n, "slots": slots, "ids": trace.n_ids, "words": len(words)}
 
 
-def fits(meta: dict[str, int], blob_bytes: int) -> str | None:
-    """None when the trace fits the board, else why not."""
-    if blob_bytes > MAX_BLOB_BYTES:
-        return (f"its compact form is {blob_bytes / 2**20:.1f} MiB, more than the "
-                f"{MAX_BLOB_BYTES / 2**20:.1f} MiB of flash left for it")
-    work = 8 * (meta["records"] + 1) + 12 * (meta["slots"] + 1)
-    if work > MAX_WORK_BYTES:
-        return f"its work arrays need {work / 2**20:.1f} MiB of the {MAX_WORK_BYTES / 2**20:.0f} MiB PSRAM budget"
-    return None
+def fits(meta: dict[str, int], blob_bytes: int, target: str | Target = CORTEX_M3) -> str | None:
+    """None when the trace fits *target*'s board, else why not."""
+    return get_target(target).fits(meta, blob_bytes)
 
 
 # --------------------------------------------------------------------------
@@ -159,61 +259,68 @@ def build_dir() -> Path:
     return Path(value).resolve() if value else REPO_ROOT / "build" / "target-icount"
 
 
-def missing_tools() -> list[str]:
-    return [t for t in (CC, SIZE, QEMU) if shutil.which(t) is None]
+def missing_tools(target: str | Target = CORTEX_M3) -> list[str]:
+    t = get_target(target)
+    return [x for x in (t.cc, t.size, t.qemu) if shutil.which(x) is None]
 
 
 def _run(argv: list[str], what: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     try:
         proc = subprocess.run(argv, cwd=cwd or REPO_ROOT, capture_output=True, text=True)
     except FileNotFoundError:
-        raise TargetError(f"{argv[0]} not found: needed for {what} "
-                          "(Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)") from None
+        raise TargetError(f"{argv[0]} not found: needed for {what} (Debian: "
+                          f"{CORTEX_M3.packages}; {RV32.packages})") from None
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-12:]
         raise TargetError(f"{what} failed ({' '.join(argv[:3])} ...):\n" + "\n".join(tail))
     return proc
 
 
+_PEER_MARKS = {"freertos": "portable/MemMang/heap_4.c", "o1heap": "o1heap.c", "umm": "umm_malloc.c",
+               "tlsf_conte": "lv_tlsf.c"}
+
+
 def peer_sources() -> dict[str, Path]:
-    """Peer source directories that exist, fetching them when none do."""
+    """Peer source directories that exist, fetching them when some are missing."""
     def layout(root: Path) -> dict[str, Path]:
         src = root / "src"
         return {"freertos": src / "freertos-next-0.12.0" / "FreeRTOS-Kernel",
                 "o1heap": src / "o1heap-0.0.2" / "o1heap" / "o1heap",
-                "umm": src / "umm-malloc-sys-0.3.2" / "umm_malloc" / "src"}
+                "umm": src / "umm-malloc-sys-0.3.2" / "umm_malloc" / "src",
+                "tlsf_conte": src / "lvgl-sys-0.6.2" / "vendor" / "lvgl" / "src" / "misc"}
 
     def present(d: dict[str, Path]) -> dict[str, Path]:
-        marks = {"freertos": "portable/MemMang/heap_4.c", "o1heap": "o1heap.c", "umm": "umm_malloc.c"}
-        return {k: p for k, p in d.items() if (p / marks[k]).is_file()}
+        return {k: p for k, p in d.items() if (p / _PEER_MARKS[k]).is_file()}
 
     for root in (REPO_ROOT / "build" / "gcc" / "peers", build_dir() / "peers"):
         found = present(layout(root))
-        if len(found) == 3:
+        if len(found) == len(_PEER_MARKS):
             return found
     root = build_dir() / "peers"
     proc = subprocess.run(["sh", str(REPO_ROOT / "tools" / "fetch_peers.sh"), str(root)],
                           capture_output=True, text=True)
     found = present(layout(root))
-    if proc.returncode != 0 and not found:
-        print(f"heapkit: peers skipped on the target: {proc.stderr.strip()}")
+    if proc.returncode != 0 and len(found) < len(_PEER_MARKS):
+        print(f"heapkit: some peers skipped on the target: {proc.stderr.strip()}", file=sys.stderr)
     return found
 
 
-def _sources(peers: dict[str, Path]) -> list[tuple[str, Path, list[str]]]:
+def _sources(t: Target, peers: dict[str, Path], arena: int,
+             hardening: int | None) -> list[tuple[str, Path, list[str]]]:
     """(object name, source, extra flags) for every object of the image."""
     inc = ["-I" + str(REPO_ROOT / "include"), "-I" + str(REPO_ROOT / "src"), "-I" + str(TARGET_DIR),
            "-I" + str(PORT_DIR / "common")]
-    out = [(p.stem, p, inc) for p in sorted((REPO_ROOT / "src").glob("*.c"))]
+    hk = [] if hardening is None else [f"-DHK_HARDENING={hardening}"]
+    out = [(p.stem, p, inc + hk) for p in sorted((REPO_ROOT / "src").glob("*.c"))]
     defines = []
     if "freertos" in peers:
         f = peers["freertos"]
         finc = ["-I" + str(TARGET_DIR / "freertos"), "-I" + str(f / "include"),
-                "-I" + str(f / "portable" / "GCC" / "ARM_CM3")]
+                "-I" + str(f / "portable" / "GCC" / t.freertos_port), *t.freertos_flags]
         for h in (4, 5):
             out.append((f"heap_{h}", f / "portable" / "MemMang" / f"heap_{h}.c",
                         finc + [f"-DTGT_FREERTOS_HEAP={h}", "-w"]))
-        defines.append("-DTGT_HAVE_FREERTOS")
+        defines += ["-DTGT_HAVE_FREERTOS", f"-DTGT_FREERTOS_ALIGN={t.freertos_align}"]
     if "o1heap" in peers:
         out.append(("o1heap", peers["o1heap"] / "o1heap.c", ["-w"]))
         defines += ["-DTGT_HAVE_O1HEAP", "-I" + str(peers["o1heap"])]
@@ -221,18 +328,23 @@ def _sources(peers: dict[str, Path]) -> list[tuple[str, Path, list[str]]]:
         out.append(("umm_malloc", peers["umm"] / "umm_malloc.c",
                     ["-I" + str(TARGET_DIR / "umm"), "-I" + str(peers["umm"]), "-w"]))
         defines += ["-DTGT_HAVE_UMM", "-I" + str(TARGET_DIR / "umm"), "-I" + str(peers["umm"])]
+    if "tlsf_conte" in peers:
+        lv = [f"-DLV_MEM_SIZE={arena}u"]
+        out.append(("lv_tlsf", peers["tlsf_conte"] / "lv_tlsf.c", ["-include", str(LV_SHIM), *lv, "-w"]))
+        defines += ["-DTGT_HAVE_TLSF_CONTE", "-I" + str(LV_SHIM.parent), "-I" + str(peers["tlsf_conte"]), *lv]
     for name in ("icount", "allocs", "probe"):
-        out.append((f"tgt_{name}", TARGET_DIR / f"{name}.c", inc + defines))
-    out.append(("tgt_measure_m3", TARGET_DIR / "measure_m3.S", []))
-    out.append(("port_startup", PORT_DIR / BOARD / "startup.c", inc))
+        out.append((f"tgt_{name}", TARGET_DIR / f"{name}.c", inc + defines + hk))
+    out.append(("tgt_measure", TARGET_DIR / t.measure, []))
+    out.append(("tgt_counter", TARGET_DIR / t.counter, inc))
+    out.append(("port_startup", PORT_DIR / t.board / "startup.c", inc))
     out.append(("port_runtime", PORT_DIR / "common" / "runtime.c", inc))
     return out
 
 
-def _fingerprint(sources: list[tuple[str, Path, list[str]]], flags: list[str]) -> str:
-    h = hashlib.sha256(" ".join(flags).encode())
+def _fingerprint(t: Target, sources: list[tuple[str, Path, list[str]]], flags: list[str]) -> str:
+    h = hashlib.sha256(" ".join([t.name, *flags]).encode())
     dirs = {REPO_ROOT / "include" / "heapkit", REPO_ROOT / "src", TARGET_DIR,
-            TARGET_DIR / "freertos", TARGET_DIR / "umm", PORT_DIR / "common"}
+            TARGET_DIR / "freertos", TARGET_DIR / "umm", PORT_DIR / "common", LV_SHIM.parent}
     files = {p for _, p, _ in sources}
     for d in dirs:
         files.update(d.glob("*.h"))
@@ -244,62 +356,88 @@ def _fingerprint(sources: list[tuple[str, Path, list[str]]], flags: list[str]) -
     return h.hexdigest()
 
 
-def opt_dir(opt: str) -> Path:
-    return build_dir() / opt.lstrip("-")
+def opt_dir(opt: str, target: str | Target = CORTEX_M3, arena: int = ARENA_SIZE,
+            hardening: int | None = None) -> Path:
+    t = get_target(target)
+    name = opt.lstrip("-") + ("" if hardening is None else f"-h{hardening}") + \
+        ("" if arena == ARENA_SIZE else f"-a{arena}")
+    return build_dir() / t.name / name
 
 
-def build_objects(opt: str, jobs: int = 2) -> dict[str, Any]:
-    """Compile every object at *opt* (cached); returns {"dir", "objects", "peers", "flags"}."""
+def check_arena(arena: int, target: str | Target = CORTEX_M3) -> int:
+    t = get_target(target)
+    if arena < MIN_ARENA or arena > t.max_arena or arena % 8:
+        raise HeapkitError(f"--arena: {arena} bytes is not a multiple of 8 between {MIN_ARENA} and "
+                           f"{t.max_arena} ({t.title})")
+    return arena
+
+
+def build_objects(opt: str, jobs: int = 2, target: str | Target = CORTEX_M3, arena: int = ARENA_SIZE,
+                  hardening: int | None = None) -> dict[str, Any]:
+    """Compile every object of *target* at *opt* (cached); returns {"dir", "objects",
+    "peers", "flags", "target", "opt", "hardening", "arena", "label"}."""
+    t = get_target(target)
     if opt not in OPT_LEVELS:
         raise TargetError(f"optimisation level {opt!r} not supported (use {', '.join(OPT_LEVELS)})")
-    if missing_tools():
-        raise TargetError(f"missing tools for the Cortex-M3 target: {', '.join(missing_tools())} "
-                          "(Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm; `make deps`)")
+    if hardening is not None and hardening not in HARDENING_LEVELS:
+        raise TargetError(f"hardening level {hardening!r} not supported (use 0-3)")
+    check_arena(arena, t)
+    if missing_tools(t):
+        raise TargetError(f"missing tools for the {t.title} target: {', '.join(missing_tools(t))} "
+                          f"(Debian: {t.packages}; `make deps`)")
     peers = peer_sources()
-    sources = _sources(peers)
-    flags = CPU_FLAGS + [opt] + COMMON_FLAGS
-    d = opt_dir(opt)
+    sources = _sources(t, peers, arena, hardening)
+    flags = [*t.cpu_flags, opt, *COMMON_FLAGS, f"-DTGT_ARENA_SIZE={arena}"]
+    d = opt_dir(opt, t, arena, hardening)
     obj = d / "obj"
     stamp = d / "objects.stamp"
-    fp = _fingerprint(sources, flags)
+    fp = _fingerprint(t, sources, flags)
     objects = {name: obj / f"{name}.o" for name, _, _ in sources}
-    info = {"dir": d, "objects": objects, "peers": sorted(peers), "flags": flags}
+    info = {"dir": d, "objects": objects, "peers": sorted(peers), "flags": flags, "target": t,
+            "opt": opt, "hardening": hardening, "arena": arena, "label": build_label(opt, hardening),
+            "fingerprint": fp}
     if stamp.exists() and stamp.read_text() == fp and all(p.exists() for p in objects.values()):
         return info
     obj.mkdir(parents=True, exist_ok=True)
 
     def compile_one(item):
         name, src, extra = item
-        _run([CC, *flags, *extra, "-c", str(src), "-o", str(obj / f"{name}.o")], f"compiling {src.name} ({opt})")
+        _run([t.cc, *flags, *extra, "-c", str(src), "-o", str(obj / f"{name}.o")],
+             f"compiling {src.name} ({t.name} {opt})")
 
     with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         list(ex.map(compile_one, sources))
     stamp.write_text(fp)
+    (d / "allocators.json").unlink(missing_ok=True)
     return info
 
 
 def _link(info: dict[str, Any], blob_obj: Path, elf: Path) -> None:
-    _run([CC, *info["flags"], "--specs=rdimon.specs", "-nostartfiles",
-          "-T", str(PORT_DIR / BOARD / "link.ld"), "-Wl,--gc-sections",
-          f"-Wl,--defsym=tgt_arena={ARENA_ADDR:#x}",
+    t: Target = info["target"]
+    place = [] if t.arena_addr is None else [f"-Wl,--defsym=tgt_arena={t.arena_addr:#x}"]
+    _run([t.cc, *info["flags"], *t.link_flags,
+          "-T", str(PORT_DIR / t.board / "link.ld"), "-Wl,--gc-sections", *place,
           *[str(p) for p in info["objects"].values()], str(blob_obj), "-o", str(elf)],
-         f"linking {elf.name}")
+         f"linking {elf.name} ({t.name})")
 
 
-def prepare_trace(name: str, trace: Trace, workdir: Path) -> dict[str, Any]:
-    """Write the compact trace and assemble its blob object; returns its metadata
-    (``skipped`` holds the reason when it does not fit the board)."""
+def prepare_trace(name: str, trace: Trace, workdir: Path,
+                  target: str | Target = CORTEX_M3) -> dict[str, Any]:
+    """Write the compact trace and assemble its blob object for *target*; returns its
+    metadata (``skipped`` holds the reason when it does not fit the board)."""
+    t = get_target(target)
     data, meta = compact(trace)
-    meta = {"name": name, **meta, "blob_bytes": len(data), "skipped": fits(meta, len(data))}
+    meta = {"name": name, **meta, "blob_bytes": len(data), "skipped": t.fits(meta, len(data))}
     if meta["skipped"]:
         return meta
     workdir.mkdir(parents=True, exist_ok=True)
     hkc = workdir / f"{_safe(name)}.hkc"
     hkc.write_bytes(data)
-    obj = workdir / f"{_safe(name)}.blob.o"
-    _run([CC, *CPU_FLAGS, f'-DTGT_TRACE_FILE="{hkc}"', f"-DTGT_RECORDS={meta['records']}",
-          f"-DTGT_SLOTS={meta['slots']}", "-c", str(TARGET_DIR / "trace_blob.S"), "-o", str(obj)],
-         f"assembling the trace {name}")
+    obj = workdir / f"{_safe(name)}.{t.name}.blob.o"
+    _run([t.cc, *t.cpu_flags, f'-DTGT_TRACE_FILE="{hkc}"', f"-DTGT_RECORDS={meta['records']}",
+          f"-DTGT_SLOTS={meta['slots']}", f"-DTGT_WORK_SECTION={t.work_section}",
+          "-c", str(TARGET_DIR / "trace_blob.S"), "-o", str(obj)],
+         f"assembling the trace {name} ({t.name})")
     meta["blob_obj"] = str(obj)
     return meta
 
@@ -308,16 +446,63 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
+def allocators(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The driver's allocators in this build: [{"name", "family", "optional"}] in its order
+    (`--list`, run once per build and cached next to the objects)."""
+    cache = info["dir"] / "allocators.json"
+    if cache.exists():
+        saved = json.loads(cache.read_text())
+        if saved.get("fingerprint") == info["fingerprint"]:
+            return saved["allocators"]
+    work = info["dir"] / "list"
+    meta = prepare_trace("empty", _empty_trace(), work, info["target"])
+    elf = work / "list.elf"
+    _link(info, Path(meta["blob_obj"]), elf)
+    proc = _qemu(elf, ["--list"], timeout=120)
+    if proc.returncode != 0:
+        raise TargetError(f"{elf.name}: --list failed (status {proc.returncode}): {proc.stdout[-300:]}")
+    out = []
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] in ("default", "optional"):
+            out.append({"name": parts[0], "family": parts[1], "optional": parts[2] == "optional"})
+    cache.write_text(json.dumps({"fingerprint": info["fingerprint"], "allocators": out}))
+    return out
+
+
+def _empty_trace() -> Trace:
+    from .trace import TraceBuilder
+    return TraceBuilder().build("empty")
+
+
 # --------------------------------------------------------------------------
 # Running
 
+_ELF_MACHINES = {40: CORTEX_M3, 243: RV32}   # EM_ARM, EM_RISCV
+
+
+def elf_target(elf: Path) -> Target:
+    """The target an ELF of ours was built for, from its header's e_machine."""
+    with open(elf, "rb") as f:
+        head = f.read(20)
+    machine = int.from_bytes(head[18:20], "little") if len(head) == 20 and head[:4] == b"\x7fELF" else None
+    if machine not in _ELF_MACHINES:
+        raise TargetError(f"{elf}: not an ELF for a known target (e_machine {machine})")
+    return _ELF_MACHINES[machine]
+
+
+def _qemu(elf: Path, args: Sequence[str], timeout: int) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HK_QEMU_TIMEOUT=str(timeout))
+    return subprocess.run([str(PORT_DIR / "run-qemu.sh"), elf_target(elf).board, str(elf), *args],
+                          capture_output=True, text=True, env=env, cwd=elf.parent)
+
+
 def run_elf(elf: Path, allocs: Sequence[str] = (), counts_prefix: str | None = None,
             timeout: int = 1800) -> list[dict]:
-    """Run the driver in QEMU; its JSON lines (an error line raises)."""
+    """Run the driver in QEMU (the board its ELF was built for); its JSON lines (an error
+    line raises)."""
     args = ([f"--counts={counts_prefix}"] if counts_prefix else []) + list(allocs)
-    env = dict(os.environ, HK_QEMU_TIMEOUT=str(timeout))
-    proc = subprocess.run([str(PORT_DIR / "run-qemu.sh"), BOARD, str(elf), *args],
-                          capture_output=True, text=True, env=env, cwd=elf.parent)
+    proc = _qemu(elf, args, timeout)
     lines = []
     for line in proc.stdout.splitlines():
         if line.startswith("{"):
@@ -362,93 +547,158 @@ def _stats(v: np.ndarray) -> dict[str, Any]:
             "max": int(v[-1]), "mean": float(v.mean())}
 
 
+def _code_family(alloc: str) -> list[str] | None:
+    base = alloc[:-len("-uniform")] if alloc.endswith("-uniform") else alloc
+    fam = next((k for k in sorted(_HEAPKIT_CODE, key=len, reverse=True) if base.startswith(k)), None)
+    return ["heap"] + _HEAPKIT_CODE[fam] if fam else None
+
+
 def text_bytes(info: dict[str, Any], allocs: Iterable[str]) -> dict[str, int | None]:
-    """Berkeley `size` text (code + rodata) of each allocator's own objects at this level."""
-    objs: dict[str, list[Path]] = {}
+    """Berkeley `size` text (code + rodata) of each allocator's own objects in this build."""
+    t: Target = info["target"]
+    objs: dict[str, list[Path | None]] = {}
+    allocs = list(allocs)
     for a in allocs:
-        if a in ("freertos-heap4", "freertos-heap5"):
-            objs[a] = [info["objects"].get(f"heap_{a[-1]}")]
-        elif a == "o1heap":
-            objs[a] = [info["objects"].get("o1heap")]
-        elif a == "umm":
-            objs[a] = [info["objects"].get("umm_malloc")]
-        elif a == "newlib":
+        if a in _PEER_CODE:
+            objs[a] = [info["objects"].get(_PEER_CODE[a])]
+        elif a == t.libc:
             continue
         else:
-            fam = next((k for k in sorted(_HEAPKIT_CODE, key=len, reverse=True) if a.startswith(k)), None)
-            objs[a] = ([info["objects"].get(n) for n in ["heap"] + _HEAPKIT_CODE[fam]] if fam else [None])
+            names = _code_family(a)
+            objs[a] = [info["objects"].get(n) for n in names] if names else [None]
     out: dict[str, int | None] = {}
     for a, paths in objs.items():
         if any(p is None or not p.exists() for p in paths):
             out[a] = None
             continue
-        proc = _run([SIZE, *map(str, paths)], "measuring code size")
+        proc = _run([t.size, *map(str, paths)], "measuring code size")
         out[a] = sum(int(l.split()[0]) for l in proc.stdout.splitlines()[1:] if l.strip())
-    if "newlib" in allocs:
-        out["newlib"] = _newlib_text()
+    if t.libc in allocs:
+        out[t.libc] = _libc_text(t)
     return out
 
 
-def _newlib_text() -> int | None:
+def _libc_archive(t: Target) -> str | None:
+    """The libc.a the link uses: the compiler's own (newlib), or picolibc's from its specs file."""
     try:
-        lib = subprocess.run([CC, *CPU_FLAGS, "-print-file-name=libc.a"], capture_output=True,
-                             text=True).stdout.strip()
-        proc = subprocess.run([SIZE, lib], capture_output=True, text=True)
+        if t.libc == "newlib":
+            return subprocess.run([t.cc, *t.cpu_flags, "-print-file-name=libc.a"], capture_output=True,
+                                  text=True).stdout.strip() or None
+        specs = subprocess.run([t.cc, "-print-file-name=picolibc.specs"], capture_output=True,
+                               text=True).stdout.strip()
+        multi = subprocess.run([t.cc, *t.cpu_flags, "-print-multi-directory"], capture_output=True,
+                               text=True).stdout.strip()
+        m = re.search(r":(/[^;{}%\s]+)/%M\}", Path(specs).read_text())
+        return str(Path(m.group(1)) / multi / "libc.a") if m else None
+    except (FileNotFoundError, OSError):
+        return None
+
+
+def _libc_text(t: Target) -> int | None:
+    lib = _libc_archive(t)
+    if not lib or not Path(lib).is_file():
+        return None
+    try:
+        proc = subprocess.run([t.size, lib], capture_output=True, text=True)
     except FileNotFoundError:
         return None
     total = 0
     for line in proc.stdout.splitlines()[1:]:
         parts = line.split()
-        if len(parts) >= 6 and parts[5] in _NEWLIB_MEMBERS:
+        if len(parts) >= 6 and parts[5] in t.libc_members:
             total += int(parts[0])
     return total or None
 
 
+def _chunks(names: Sequence[str], n: int = MAX_ALLOCS_PER_RUN) -> list[list[str]]:
+    return [list(names[i:i + n]) for i in range(0, len(names), n)]
+
+
 def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
-          opts: Sequence[str] = OPT_LEVELS, jobs: int = 2, progress: bool = False) -> dict[str, Any]:
-    """Replay every trace at every level against *allocs* (default: all) on the target.
+          opts: Sequence[str] = OPT_LEVELS, jobs: int = 2, progress: bool = False,
+          target: str | Target = CORTEX_M3, arena: int = ARENA_SIZE,
+          hardening: Sequence[int] | None = None, uniform: bool = False) -> dict[str, Any]:
+    """Replay every trace in every build against *allocs* (default: every allocator the
+    driver runs by default, plus every ``<catalog>-uniform`` twin with *uniform*) on *target*.
+
+    One build per (level in *opts*, level in *hardening*); without *hardening* the
+    heapkit sources are built with their default ``HK_HARDENING`` and results are
+    labelled by level only. The peers do not depend on the hardening level: they are
+    replayed in the first hardening build only.
 
     *traces* holds (name, Trace) pairs, or (name, Trace, allocators) triples for a
     trace meant for some allocators only (the directed worst-case traces); those
     runs carry ``"directed": true``.
 
     Returns the ``heapkit-target`` document of docs/results-format.md (without
-    ``host``): each run's ``result`` is the driver's JSON line and ``stats`` the
-    same statistics recomputed from the raw counts (plus the mean); ``pooled``
-    pools the raw counts of every non-directed trace per level and allocator."""
+    ``host``; docs/benchmarks.md lists the keys added since): each run's ``result``
+    is the driver's JSON line and ``stats`` the same statistics recomputed from the
+    raw counts (plus the mean); ``pooled`` pools the raw counts of every non-directed
+    trace per build and allocator."""
+    t = get_target(target)
     if not traces:
         raise TargetError("no traces to run on the target")
-    infos = {opt: build_objects(opt, jobs) for opt in opts}
+    levels: list[int | None] = list(hardening) if hardening else [None]
+    builds = [(opt, h) for opt in opts for h in levels]
+    infos = {build_label(o, h): build_objects(o, jobs, t, arena, h) for o, h in builds}
+    labels = list(infos)
+    first_level = {opt: build_label(opt, levels[0]) for opt in opts}
+    table = {lab: allocators(info) for lab, info in infos.items()}
+    known = {a["name"] for a in table[labels[0]]}
+    if allocs:
+        if unknown := [a for a in allocs if a not in known]:
+            raise HeapkitError(f"unknown allocator(s) on the target: {', '.join(unknown)} "
+                               f"(have: {', '.join(sorted(known))})")
+    families = {a["name"]: a["family"] for a in table[labels[0]]}
+
+    def selection(lab: str, only: list[str] | None) -> list[str]:
+        rows = table[lab]
+        if only is not None:
+            names = [a for a in only if a in {r["name"] for r in rows}]
+        elif allocs:
+            names = list(allocs)
+        else:
+            names = [r["name"] for r in rows if not r["optional"] or (uniform and r["family"] == "uniform")]
+        if lab != first_level[infos[lab]["opt"]]:
+            names = [a for a in names if families.get(a) in FAMILIES_HARDENED]
+        return names
+
     root = build_dir() / "runs"
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="run-", dir=root))
     metas = []
     try:
         for i, item in enumerate(traces):
-            m = prepare_trace(item[0], item[1], work / f"t{i}")
+            m = prepare_trace(item[0], item[1], work / f"t{i}", t)
             m["dir"] = work / f"t{i}"
             m["only"] = list(item[2]) if len(item) > 2 else None
             if m["only"] is not None and allocs:
                 m["only"] = [a for a in m["only"] if a in allocs]
+            if m["only"] is not None:
+                m["only"] = [a for a in m["only"] if a in known]
             if m["only"] == []:
                 continue
             metas.append(m)
-        jobs_list = [(opt, m) for opt in opts for m in metas if not m["skipped"]]
+        jobs_list = [(lab, m, selection(lab, m["only"])) for lab in labels for m in metas if not m["skipped"]]
+        jobs_list = [j for j in jobs_list if j[2]]
 
         def one(item):
-            opt, m = item
-            tdir = m["dir"] / opt.lstrip("-")
+            lab, m, names = item
+            tdir = m["dir"] / _safe(lab)
             tdir.mkdir(parents=True, exist_ok=True)
             elf = tdir / "icount.elf"
-            _link(infos[opt], Path(m["blob_obj"]), elf)
-            lines = run_elf(elf, m["only"] or allocs or (), counts_prefix=str(tdir) + "/")
-            return opt, m, tdir, lines
+            _link(infos[lab], Path(m["blob_obj"]), elf)
+            lines: list[dict] = []
+            for k, chunk in enumerate(_chunks(names)):
+                got = run_elf(elf, chunk, counts_prefix=str(tdir) + "/")
+                lines += [d for d in got if d["type"] != "end" and (k == 0 or d["type"] not in ("calibration", "trace"))]
+            return lab, m, tdir, lines
 
         results = []
         bar = None
         if progress:
             from tqdm import tqdm
-            bar = tqdm(total=len(jobs_list), desc="cortex-m3", unit="run", file=sys.stderr)
+            bar = tqdm(total=len(jobs_list), desc=t.name, unit="run", file=sys.stderr)
         with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
             for r in ex.map(one, jobs_list):
                 results.append(r)
@@ -458,55 +708,60 @@ def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
             bar.close()
         calibration = None
         runs = []
-        names: list[str] = []
-        for opt, m, tdir, lines in results:
+        names: dict[str, list[str]] = {lab: [] for lab in labels}
+        for lab, m, tdir, lines in results:
+            info = infos[lab]
             for d in lines:
-                if d["type"] == "calibration" and (calibration is None or opt == opts[0]):
+                if d["type"] == "calibration" and (calibration is None or lab == labels[0]):
                     calibration = {k: v for k, v in d.items() if k != "type"}
                 elif d["type"] == "result":
                     words = read_counts(tdir / f"{d['alloc']}.u32")
-                    runs.append({"trace": m["name"], "opt": opt, "allocator": d["alloc"],
-                                 "family": d["family"], "directed": m["only"] is not None,
-                                 "result": d, "stats": kind_stats(words)})
-                    if d["alloc"] not in names:
-                        names.append(d["alloc"])
+                    runs.append({"trace": m["name"], "opt": info["opt"], "hardening": info["hardening"],
+                                 "build": lab, "allocator": d["alloc"], "family": d["family"],
+                                 "directed": m["only"] is not None, "result": d, "stats": kind_stats(words)})
+                    if d["alloc"] not in names[lab]:
+                        names[lab].append(d["alloc"])
                 elif d["type"] == "skipped":
-                    runs.append({"trace": m["name"], "opt": opt, "allocator": d["alloc"],
-                                 "family": None, "result": None, "skipped": d["reason"]})
+                    runs.append({"trace": m["name"], "opt": info["opt"], "hardening": info["hardening"],
+                                 "build": lab, "allocator": d["alloc"], "family": None, "result": None,
+                                 "skipped": d["reason"]})
         pooled = pool_counts([r for r in results if r[1]["only"] is None])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {"kind": "heapkit-target", "version": 1, "target": "cortex-m3", "arena": ARENA_SIZE,
-            "opts": list(opts), "calibration": calibration,
+    return {"kind": "heapkit-target", "version": 1, "target": t.name, "machine": t.machine,
+            "arena": arena, "opts": list(opts), "hardening": list(hardening) if hardening else None,
+            "builds": labels, "uniform": bool(uniform), "calibration": calibration,
             "traces": [{k: v for k, v in m.items() if k not in ("blob_obj", "dir")} for m in metas],
             "skipped_traces": {m["name"]: m["skipped"] for m in metas if m["skipped"]},
             "runs": runs, "pooled": pooled,
-            "text_bytes": {opt: text_bytes(infos[opt], names) for opt in opts}}
+            "text_bytes": {lab: text_bytes(infos[lab], names[lab]) for lab in labels}}
 
 
 def pool_counts(results) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per level and allocator, the statistics over every operation of every trace."""
+    """Per build and allocator, the statistics over every operation of every trace."""
     acc: dict[tuple[str, str], list[np.ndarray]] = {}
-    for opt, _, tdir, lines in results:
+    for lab, _, tdir, lines in results:
         for d in lines:
             if d["type"] == "result":
-                acc.setdefault((opt, d["alloc"]), []).append(read_counts(tdir / f"{d['alloc']}.u32"))
+                acc.setdefault((lab, d["alloc"]), []).append(read_counts(tdir / f"{d['alloc']}.u32"))
     out: dict[str, dict[str, Any]] = {}
-    for (opt, alloc), parts in acc.items():
-        out.setdefault(opt, {})[alloc] = kind_stats(np.concatenate(parts))
+    for (lab, alloc), parts in acc.items():
+        out.setdefault(lab, {})[alloc] = kind_stats(np.concatenate(parts))
     return out
 
 
 # --------------------------------------------------------------------------
 # Directed worst-case traces
 
-SEQFIT_FRAGMENTS = 2000       # free fragments the seqfit searches walk
-BUDDY_MIN_BLOCKS = 120_000    # minimum blocks: more than every top-level block but the largest holds
+SEQFIT_FRAGMENTS = 2000       # free fragments the seqfit searches walk (fewer in arenas under 256 KiB)
+BUDDY_MIN_BLOCKS = 120_000    # minimum blocks in a 3.5 MiB arena: more than every top-level block but the largest holds
 POOL_REQUESTS = 30_000        # more than the pools of a 3.5 MiB arena hold
+TLSF_HELD_MAX = 16384         # the largest size held twice on the full-bitmap pass (3.5 MiB arena)
 
 
-def worst_case_traces() -> list[tuple[str, Trace, list[str]]]:
-    """(name, trace, allocators) driving each heapkit allocator's worst-case path.
+def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[str]]]:
+    """(name, trace, allocators) driving each heapkit allocator's worst-case path in an
+    arena of *arena* bytes (the counts below are for the default 3.5 MiB and scale with it).
 
     - buddy: BUDDY_MIN_BLOCKS minimum-size requests on a fresh heap. The
       arena's smaller top-level blocks are used up first; then one request
@@ -519,7 +774,8 @@ def worst_case_traces() -> list[tuple[str, Trace, list[str]]]:
     - seqfit: SEQFIT_FRAGMENTS free 16-byte fragments between live blocks,
       then a request none of them fits (the search walks every fragment),
       then frees at the high end of the address-ordered list (insertion
-      walks it) and frees that merge with both neighbours.
+      walks it) and frees that merge with both neighbours. FreeRTOS heap_4
+      and heap_5 (first fit over an address-ordered list) run it too.
     - tlsf: every class boundary (2^k - 1, 2^k, 2^k + 1 and each second-level
       step up to 1 MiB) on a fresh heap, where the search starts in the
       requested class and finds the only free block in the highest list;
@@ -530,44 +786,51 @@ def worst_case_traces() -> list[tuple[str, Trace, list[str]]]:
       misses in their own first level (its map not empty) and whose only fit
       is in the next, with the split remainder joining a non-empty list (the
       longest path, found by single-stepping the traces' slowest call); and
-      the largest request that fits: the bitmap extremes.
+      the largest request that fits: the bitmap extremes. tlsf-uniform and
+      Conte's TLSF (tlsf-conte) run it too.
     - poolset, lfpool, pool: POOL_REQUESTS small requests, so every class empties
       (poolset falls through every class, then every pool is full and the
       request fails), then everything freed.
     """
     from .trace import TraceBuilder
     out: list[tuple[str, Trace, list[str]]] = []
+    scale = arena / ARENA_SIZE
 
     b = TraceBuilder()
-    small = [b.malloc(1) for _ in range(BUDDY_MIN_BLOCKS)]
+    small = [b.malloc(1) for _ in range(round(BUDDY_MIN_BLOCKS * scale))]
     for i in small[1::2]:
         b.free(i)
-    b.free(b.malloc(ARENA_SIZE // 2))   # no 2 MiB block is free: buddy-lazy flushes every local one first
+    b.free(b.malloc(arena // 2))   # no block of the largest top-level size is free: buddy-lazy flushes first
     for i in small[0::2]:
         b.free(i)
     out.append(("worst-buddy", b.build("worst-buddy"), ["buddy", "buddy-lazy"]))
 
     b = TraceBuilder()
-    blocks = [b.malloc(16) for _ in range(2 * SEQFIT_FRAGMENTS + 1)]
-    for i in range(0, 2 * SEQFIT_FRAGMENTS, 2):
+    frags = min(SEQFIT_FRAGMENTS, arena // 128)
+    blocks = [b.malloc(16) for _ in range(2 * frags + 1)]
+    for i in range(0, 2 * frags, 2):
         b.free(blocks[i])
     for _ in range(3):
         b.free(b.malloc(4096))           # fits no fragment: the whole list is searched
-    b.free(blocks[2 * SEQFIT_FRAGMENTS - 1])  # highest-address free: walks the list, merges both sides
-    for i in range(2 * SEQFIT_FRAGMENTS - 3, 0, -2):
+    b.free(blocks[2 * frags - 1])        # highest-address free: walks the list, merges both sides
+    for i in range(2 * frags - 3, 0, -2):
         b.free(blocks[i])
-    b.free(blocks[2 * SEQFIT_FRAGMENTS])
+    b.free(blocks[2 * frags])
     out.append(("worst-seqfit", b.build("worst-seqfit"),
-                ["seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst"]))
+                ["seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst", "freertos-heap4",
+                 "freertos-heap5"]))
 
     b = TraceBuilder()
     sizes = sorted({max(1, (1 << k) + (j << max(0, k - 4)) + d)
                     for k in range(21) for j in range(16) for d in (-1, 0, 1)})
+    held_max = TLSF_HELD_MAX
+    while held_max > 64 and 2 * sum(sz + 48 for sz in sizes if sz <= held_max) > arena * 0.7:
+        held_max //= 2
     for sz in sizes:                     # every class boundary on a fresh heap: search up to the top list
         b.free(b.malloc(sz))
     held = []
-    for sz in sizes:                     # two free blocks in every list up to 16 KiB, guards between them
-        if sz <= 16384:
+    for sz in sizes:                     # two free blocks in every list up to held_max, guards between them
+        if sz <= held_max:
             held.append((b.malloc(sz), b.malloc(16)))
             held.append((b.malloc(sz), b.malloc(16)))
     for blk, _ in held:
@@ -576,7 +839,10 @@ def worst_case_traces() -> list[tuple[str, Trace, list[str]]]:
         b.free(b.malloc(sz))
     for _, guard in held:                # frees that merge with both neighbours
         b.free(guard)
-    for k in range(6, 15):               # the longest search and a remainder joining a non-empty list:
+    k_max = 14
+    while k_max > 6 and 14 * (1 << k_max) > arena // 2:
+        k_max -= 1
+    for k in range(6, k_max + 1):        # the longest search and a remainder joining a non-empty list:
         x = (1 << k) + 1                 # rounded up past second level 0 of first level k, it misses
         spare = (1 << (k + 1)) - x       # there; the only fit is a 2^(k+1) block, whose remainder
         parts = [b.malloc(16), b.malloc(1 << (k + 1)), b.malloc(16)]  # joins a non-empty list
@@ -588,11 +854,11 @@ def worst_case_traces() -> list[tuple[str, Trace, list[str]]]:
         b.free(b.malloc(x))
         for blk in parts[0::2]:
             b.free(blk)
-    b.free(b.malloc(ARENA_SIZE - 65536))  # the largest request
-    out.append(("worst-tlsf", b.build("worst-tlsf"), ["tlsf", "tlsf-sl2"]))
+    b.free(b.malloc(arena - min(65536, arena // 4)))  # the largest request
+    out.append(("worst-tlsf", b.build("worst-tlsf"), ["tlsf", "tlsf-sl2", "tlsf-uniform", "tlsf-conte"]))
 
     b = TraceBuilder()
-    ids = [b.malloc(16) for _ in range(POOL_REQUESTS)]
+    ids = [b.malloc(16) for _ in range(round(POOL_REQUESTS * scale))]
     for i in ids:
         b.free(i)
     out.append(("worst-pools", b.build("worst-pools"), ["poolset", "lfpool", "pool"]))
@@ -600,7 +866,7 @@ def worst_case_traces() -> list[tuple[str, Trace, list[str]]]:
 
 
 # --------------------------------------------------------------------------
-# `heapkit bench --target cortex-m3`
+# `heapkit bench --target cortex-m3|rv32`
 
 def parse_opts(text: str | None) -> list[str]:
     if not text:
@@ -615,14 +881,34 @@ def parse_opts(text: str | None) -> list[str]:
     return out
 
 
-def summary_rows(data: dict, opt: str) -> list[dict[str, Any]]:
-    """Per allocator at *opt*: pooled malloc/free p50 and max over the non-directed
-    traces, the directed worst case, failures, corruptions and .text bytes."""
+def parse_hardening(text: str | None) -> list[int] | None:
+    """--hardening N[,N...]: HK_HARDENING levels to build, or None (the sources' default)."""
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        p = part.strip()
+        if not p.isdigit() or int(p) not in HARDENING_LEVELS:
+            raise HeapkitError(f"--hardening: {p!r} is not one of 0, 1, 2, 3")
+        if int(p) not in out:
+            out.append(int(p))
+    return out
+
+
+def _builds(data: dict) -> list[str]:
+    return data.get("builds") or data.get("opts", [])
+
+
+def summary_rows(data: dict, build: str) -> list[dict[str, Any]]:
+    """Per allocator in *build* (an optimisation level, or "level/hN" with --hardening):
+    pooled malloc/free p50 and max over the non-directed traces, the directed worst
+    case, failures, corruptions and .text bytes."""
     rows: dict[str, dict[str, Any]] = {}
     for r in data["runs"]:
-        if r["opt"] != opt or r.get("result") is None:
+        if r.get("build", r["opt"]) != build or r.get("result") is None:
             continue
         row = rows.setdefault(r["allocator"], {"allocator": r["allocator"], "family": r["family"],
+                                               "hardening": r.get("hardening"),
                                                "worst_malloc": None, "worst_free": None,
                                                "failures": 0, "corrupt": 0, "traces": 0})
         res = r["result"]
@@ -636,21 +922,34 @@ def summary_rows(data: dict, opt: str) -> list[dict[str, Any]]:
         row["failures"] += res["failures"]["total"]
         row["corrupt"] += sum(res["errors"].values())
     for alloc, row in rows.items():
-        pooled = data["pooled"].get(opt, {}).get(alloc, {})
+        pooled = data["pooled"].get(build, {}).get(alloc, {})
         for k in ("malloc", "free"):
             st = pooled.get(k) or {}
             row[f"{k}_p50"] = st.get("p50")
             row[f"{k}_max"] = st.get("max")
-        row["text"] = data["text_bytes"].get(opt, {}).get(alloc)
+        row["text"] = data["text_bytes"].get(build, {}).get(alloc)
     return list(rows.values())
 
 
+def describe(data: dict) -> str:
+    """One line: the target, its counter and the calibration of this document."""
+    t = get_target(data.get("target", "cortex-m3"))
+    cal = data.get("calibration") or {}
+    raw = cal.get("raw_1000", cal.get("ticks_1000"))
+    unit = "SysTick ticks" if t is CORTEX_M3 else "minstret units, ns"
+    return (f"{t.title} ({t.machine}, -icount shift=7, {t.counter_desc}): instructions per call, "
+            f"exact; calibration: empty window {cal.get('empty')}, 1-instruction callee "
+            f"{cal.get('nop')}, 1000-instruction callee {cal.get('insns_1000')} ({raw} {unit}); "
+            f"arena {data.get('arena', ARENA_SIZE):,} bytes")
+
+
 def run_bench(args, cli) -> int:
-    """`heapkit bench --target cortex-m3`: the host replays (timings, unless
+    """`heapkit bench --target cortex-m3|rv32`: the host replays (timings, unless
     --no-host) and the target's instruction counts, side by side."""
-    if args.target not in TARGETS:
-        raise HeapkitError(f"--target: unknown target {args.target!r} (have: {', '.join(TARGETS)})")
+    t = get_target(args.target)
     opts = parse_opts(args.opt)
+    hardening = parse_hardening(getattr(args, "hardening", None))
+    arena = check_arena(args.arena, t) if getattr(args, "arena", None) else ARENA_SIZE
     allocs = [a.strip() for a in args.alloc.split(",") if a.strip()] if args.alloc else None
     if not args.trace and not args.workload and not args.worst_case:
         raise HeapkitError("give at least one --trace FILE, --workload NAME or --worst-case")
@@ -658,30 +957,27 @@ def run_bench(args, cli) -> int:
         named = cli._prepare_traces(args, tmp)
         traces: list[tuple] = [(name, Trace.load(path)) for name, path in named]
         if args.worst_case:
-            traces += worst_case_traces()
-        data = bench(traces, allocs, opts, jobs=args.jobs, progress=True)
+            traces += worst_case_traces(arena)
+        data = bench(traces, allocs, opts, jobs=args.jobs, progress=True, target=t, arena=arena,
+                     hardening=hardening, uniform=getattr(args, "uniform", False))
         host: dict[tuple[str, str], dict] = {}
         if not args.no_host and named:
             engine = cli._engine()
             on_host = set(engine.list_allocators())
             names = {r["allocator"] for r in data["runs"] if r.get("result")}
+            kw = {"arena": arena} if getattr(args, "arena", None) else {}
             for name, path in named:
                 for a in sorted(names & on_host):
-                    res = cli._run_engine("replay", engine.replay, a, name, path, a)
+                    res = cli._run_engine("replay", engine.replay, a, name, path, a, **kw)
                     host[(a, name)] = cli.bench_row(res)
-        data["host"] = [{"allocator": a, "trace": t, **row} for (a, t), row in host.items()]
-    if unknown := [a for a in (allocs or []) if a not in {r["allocator"] for r in data["runs"]}]:
-        raise HeapkitError(f"unknown allocator(s) on the target: {', '.join(unknown)}")
+        data["host"] = [{"allocator": a, "trace": tr, **row} for (a, tr), row in host.items()]
     for name, why in data["skipped_traces"].items():
         print(f"skipped {name}: {why}", file=sys.stderr)
-    cal = data["calibration"] or {}
-    print(f"Cortex-M3 (QEMU mps2-an385, -icount shift=7): instructions per call, exact; "
-          f"calibration: empty window {cal.get('empty')}, 1-instruction callee {cal.get('nop')}, "
-          f"1000-instruction callee {cal.get('insns_1000')} ({cal.get('ticks_1000')} SysTick ticks)")
-    for opt in opts:
+    print(describe(data))
+    for build in _builds(data):
         rows = []
         for r in data["runs"]:
-            if r["opt"] != opt:
+            if r.get("build", r["opt"]) != build:
                 continue
             if r.get("result") is None:
                 rows.append([r["allocator"], r["trace"]] + [None] * 10 + [f"skipped: {r['skipped']}"])
@@ -693,15 +989,15 @@ def run_bench(args, cli) -> int:
                          st["free"]["p50"], st["free"]["max"], st["realloc"]["max"],
                          sum(res["errors"].values()),
                          cli._num(h.get("malloc_p50")), cli._num(h.get("free_p50")), ""])
-        print(f"\n{opt}: per trace")
+        print(f"\n{t.name} {build}: per trace")
         print(cli._table(["allocator", "trace", "fail", "malloc p50", "malloc p99.9", "malloc max",
                           "free p50", "free max", "realloc max", "errors", "host malloc p50 ns",
                           "host free p50 ns", "note"], rows, right=set(range(2, 12))))
-    for opt in opts:
+    for build in _builds(data):
         rows = [[r["allocator"], r["malloc_p50"], r["malloc_max"], r["free_p50"], r["free_max"],
                  r["worst_malloc"], r["worst_free"], r["text"], r["failures"], r["corrupt"]]
-                for r in summary_rows(data, opt)]
-        print(f"\n{opt}: over all traces (instructions; worst path = directed test)")
+                for r in summary_rows(data, build)]
+        print(f"\n{t.name} {build}: over all traces (instructions; worst path = directed test)")
         print(cli._table(["allocator", "malloc p50", "malloc max", "free p50", "free max",
                           "worst-path malloc", "worst-path free", ".text bytes", "failures", "errors"],
                          rows, right=set(range(1, 10))))
@@ -711,16 +1007,19 @@ def run_bench(args, cli) -> int:
 
 
 # --------------------------------------------------------------------------
-# The report's section (heapkit report RESULTS..., with a heapkit-target file)
+# The report's section (heapkit report RESULTS..., with heapkit-target files)
 
 def report_section(docs: Sequence[dict]) -> str:
-    """HTML for the Cortex-M3 section of `heapkit report` from heapkit-target documents."""
+    """HTML for the target section of `heapkit report` from heapkit-target documents
+    (one per target run: Cortex-M3, RV32, any arena or hardening levels)."""
     from . import report as rep
     if not docs:
         return ('<p class="na">No target results: run <code>heapkit bench --target cortex-m3 '
-                '--json FILE</code> and pass FILE to <code>heapkit report</code>.</p>')
+                '--json FILE</code> (or <code>--target rv32</code>) and pass FILE to '
+                '<code>heapkit report</code>.</p>')
     out = []
     for data in docs:
+        t = get_target(data.get("target", "cortex-m3"))
         host: dict[str, dict[str, list[float]]] = {}
         for h in data.get("host") or []:
             d = host.setdefault(h["allocator"], {"malloc": [], "free": []})
@@ -728,11 +1027,11 @@ def report_section(docs: Sequence[dict]) -> str:
                 if h.get(f"{k}_p50") is not None:
                     d[k].append(h[f"{k}_p50"])
         cal = data.get("calibration") or {}
-        traces = [t["name"] for t in data.get("traces", []) if not t.get("skipped")]
+        traces = [tr["name"] for tr in data.get("traces", []) if not tr.get("skipped")]
         skipped = data.get("skipped_traces") or {}
-        for opt in data.get("opts", []):
+        for build in _builds(data):
             rows = []
-            for r in summary_rows(data, opt):
+            for r in summary_rows(data, build):
                 hm = host.get(r["allocator"], {})
                 med = {k: (float(np.median(v)) if v else None) for k, v in hm.items()}
                 rows.append([r["allocator"], rep.fmt_int(r["malloc_p50"]), rep.fmt_int(r["malloc_max"]),
@@ -741,21 +1040,22 @@ def report_section(docs: Sequence[dict]) -> str:
                              rep.fmt_int(r["text"]), rep.fmt_int(r["failures"]),
                              (rep.fmt_int(r["corrupt"]), "bad") if r["corrupt"] else "0",
                              rep.fmt_ns(med.get("malloc")), rep.fmt_ns(med.get("free"))])
-            out.append(f"<h3>{rep.esc(opt)}</h3>")
+            heading = build if t is CORTEX_M3 else f"{t.title}, {build}"
+            out.append(f"<h3>{rep.esc(heading)}</h3>")
             out.append(rep.table(["allocator", "malloc p50", "malloc max", "free p50", "free max",
                                   "worst-path malloc", "worst-path free", ".text bytes", "failures",
                                   "errors", "host malloc p50 ns (median)", "host free p50 ns (median)"],
                                  rows))
         out.append(rep.cap(
-            f"Exact instructions per call on QEMU mps2-an385 (Cortex-M3, -icount shift=7, "
-            f"SysTick read around each call; calibration: empty window {cal.get('empty')}, "
+            f"Exact instructions per call on {rep.esc(t.machine)} ({rep.esc(t.title)}, -icount "
+            f"shift=7, {rep.esc(t.counter_desc)}; calibration: empty window {cal.get('empty')}, "
             f"1-instruction callee {cal.get('nop')}, 1000-instruction callee "
             f"{cal.get('insns_1000')}). p50 and max pool every call of the traces "
-            f"{rep.esc(', '.join(t for t in traces if not t.startswith('worst-')))}; worst-path "
+            f"{rep.esc(', '.join(tr for tr in traces if not tr.startswith('worst-')))}; worst-path "
             f"columns are the directed worst-case traces. Arena {data.get('arena', 0):,} bytes "
-            f"(umm: 256 KiB; newlib: its sbrk heap). .text = Berkeley text of the allocator's "
-            f"objects (newlib: its prebuilt malloc members). Host columns: median over the traces "
-            f"of the host engine's p50 (noisy)."
+            f"(umm: 256 KiB at most; {t.libc}: its sbrk heap). .text = Berkeley text of the "
+            f"allocator's objects ({t.libc}: its prebuilt malloc members). Host columns: median "
+            f"over the traces of the host engine's p50 (noisy)."
             + (" Skipped (too big for the board): " + rep.esc("; ".join(f"{k}: {v}" for k, v in skipped.items()))
                if skipped else "")))
     return "\n".join(out)

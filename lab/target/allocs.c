@@ -1,16 +1,21 @@
 /*
- * The allocators the Cortex-M3 instruction counter replays: every heapkit
- * catalog entry, then the peers whose sources the build found (fetched from
- * crates.io by tools/fetch_peers.sh, compiled by lab/heapkit/target.py with
- * the same compiler and flags as heapkit; nothing of theirs is in this
- * repository). Each is called natively, the way an application on the
- * board would call it:
+ * The allocators the instruction counter replays (Cortex-M3 and RV32 alike):
+ * every heapkit catalog entry, then the peers whose sources the build found
+ * (fetched from crates.io by tools/fetch_peers.sh, compiled by
+ * lab/heapkit/target.py with the same compiler and flags as heapkit; nothing
+ * of theirs is in this repository). Each is called natively, the way an
+ * application on the board would call it:
  *
  *   heapkit (catalog)  heap->ops->malloc/free/realloc(heap, ...): the
  *                      allocator's own function behind its ops table (the
  *                      direct hk_<x>_malloc plus one tail-call branch);
  *                      realloc, calloc and aligned through hk_realloc, hk_calloc and
  *                      hk_aligned_alloc (the uniform layer; no lock hooks);
+ *   <catalog>-uniform  the same heap through the uniform layer for every
+ *                      call: hk_malloc, hk_free, hk_realloc, hk_calloc,
+ *                      hk_aligned_alloc (no lock hooks set, so what is added
+ *                      is the layer's own dispatch and hook checks); only
+ *                      tlsf-uniform runs by default, the others when named;
  *   pool               one FCTMA pool of POOL_BLOCK-byte blocks carved from a
  *                      bump heap on the arena (not a catalog entry: the
  *                      catalog's poolset adds the size-class search), through
@@ -24,19 +29,29 @@
  *                      (TGT_HAVE_O1HEAP); every block is 16-byte aligned;
  *   umm                umm_malloc, umm_free, umm_realloc, umm_calloc on
  *                      umm_init_heap() (TGT_HAVE_UMM); 15-bit block indices
- *                      cap its heap at 256 KiB; the heap starts 4 bytes past
+ *                      cap its heap at 256 KiB (less when the arena is
+ *                      smaller: 4 bytes and the rounding to its 8-byte
+ *                      blocks are left out); the heap starts 4 bytes past
  *                      an 8-byte boundary so that payloads are 8-aligned;
- *   newlib             malloc, free, realloc, calloc, memalign of the
- *                      toolchain's newlib (libc.a, prebuilt by Debian, not
- *                      rebuilt with our flags), on the port's _sbrk heap in
- *                      PSRAM (ports/baremetal/common/runtime.c), not on
- *                      tgt_arena: its memory limit differs, its code is
- *                      what every arm-none-eabi newlib program gets.
- * The FreeRTOS heaps, umm and newlib keep their state in globals: each
- * can be set up once per run (the driver replays each allocator once).
+ *   tlsf-conte         Conte's TLSF 3.1 as LVGL bundles it: lv_tlsf_malloc,
+ *                      lv_tlsf_free, lv_tlsf_realloc, lv_tlsf_memalign on
+ *                      lv_tlsf_create() + lv_tlsf_add_pool(tgt_arena)
+ *                      (TGT_HAVE_TLSF_CONTE; asserts off, LV_MEM_SIZE the
+ *                      arena size); 4-byte alignment on 32-bit targets;
+ *   newlib, picolibc   malloc, free, realloc, calloc, memalign of the
+ *                      toolchain's C library (Cortex-M3: newlib, RV32:
+ *                      picolibc; libc.a, prebuilt by Debian, not rebuilt
+ *                      with our flags), on the port's sbrk heap
+ *                      (__heap_start..__heap_end of the board's link.ld), not
+ *                      on tgt_arena: its memory limit differs, its code is
+ *                      what every program of that toolchain gets.
+ * The FreeRTOS heaps, umm and the C library keep their state in globals:
+ * each can be set up once per run (the driver replays each allocator once).
  */
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "heapkit/bump.h"
 #include "heapkit/catalog.h"
@@ -64,6 +79,18 @@ static int setup_heapkit(tgt_heap_t *h, uint8_t *arena, size_t size, const void 
     return 0;
 }
 
+/* The same heap, every call through the uniform layer (lock hooks unset). */
+static int setup_heapkit_uniform(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+{
+    if (setup_heapkit(h, arena, size, arg) != 0) {
+        return -1;
+    }
+    h->malloc_fn = (const void *)hk_malloc;
+    h->free_fn = (const void *)hk_free;
+    h->realloc_fn = (const void *)hk_realloc;
+    return 0;
+}
+
 #define POOL_BLOCK 128u
 /* Blocks per pool: far fewer than the arena holds, so the bump heap always has room. */
 #define POOL_BYTES_PER_BLOCK 192u
@@ -87,6 +114,10 @@ static int setup_pool(tgt_heap_t *h, uint8_t *arena, size_t size, const void *ar
 }
 
 #ifdef TGT_HAVE_FREERTOS
+#ifndef TGT_FREERTOS_ALIGN
+#define TGT_FREERTOS_ALIGN 8
+#endif
+
 typedef struct frtos_region {
     uint8_t *start;
     size_t size;
@@ -122,7 +153,7 @@ static int setup_heap4(tgt_heap_t *h, uint8_t *arena, size_t size, const void *a
     h->malloc_fn = (const void *)tgt_freertos_heap4_pvPortMalloc;
     h->free_fn = (const void *)tgt_freertos_heap4_vPortFree;
     h->calloc_fn = (const void *)tgt_freertos_heap4_pvPortCalloc;
-    h->max_align = 8;
+    h->max_align = TGT_FREERTOS_ALIGN; /* portBYTE_ALIGNMENT of the core's port */
     return 0;
 }
 
@@ -140,7 +171,7 @@ static int setup_heap5(tgt_heap_t *h, uint8_t *arena, size_t size, const void *a
     h->malloc_fn = (const void *)tgt_freertos_heap5_pvPortMalloc;
     h->free_fn = (const void *)tgt_freertos_heap5_vPortFree;
     h->calloc_fn = (const void *)tgt_freertos_heap5_pvPortCalloc;
-    h->max_align = 8;
+    h->max_align = TGT_FREERTOS_ALIGN; /* portBYTE_ALIGNMENT of the core's port */
     return 0;
 }
 #endif
@@ -176,16 +207,42 @@ uint32_t UMM_MALLOC_CFG_HEAP_SIZE;
 static int setup_umm(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
 {
     static int used;
+    size_t heap = size - 4u > UMM_MAX_HEAP ? UMM_MAX_HEAP : (size - 4u) & ~(size_t)7u;
     (void)arg;
-    if (used++ || size < UMM_MAX_HEAP + 8u) {
+    if (used++ || size < 64u) {
         return -1;
     }
-    umm_init_heap(arena + 4, UMM_MAX_HEAP);
+    umm_init_heap(arena + 4, heap);
     h->malloc_fn = (const void *)umm_malloc;
     h->free_fn = (const void *)umm_free;
     h->realloc_fn = (const void *)umm_realloc;
     h->calloc_fn = (const void *)umm_calloc;
     h->max_align = 8;
+    return 0;
+}
+#endif
+
+#ifdef TGT_HAVE_TLSF_CONTE
+/* The shim first: its include guards keep LVGL's configuration headers out of lv_tlsf.h. */
+#include "lv_tlsf_shim.h"
+
+#include "lv_tlsf.h"
+
+static int setup_tlsf_conte(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+{
+    lv_tlsf_t tlsf = lv_tlsf_create(arena);
+    (void)arg;
+    if (tlsf == NULL || size < lv_tlsf_size() ||
+        lv_tlsf_add_pool(tlsf, arena + lv_tlsf_size(), size - lv_tlsf_size()) == NULL) {
+        return -1;
+    }
+    h->ctx = (uintptr_t)tlsf;
+    h->has_ctx = 1;
+    h->malloc_fn = (const void *)lv_tlsf_malloc;
+    h->free_fn = (const void *)lv_tlsf_free;
+    h->realloc_fn = (const void *)lv_tlsf_realloc;
+    h->aligned_fn = (const void *)lv_tlsf_memalign;
+    h->max_align = lv_tlsf_align_size();
     return 0;
 }
 #endif
@@ -234,38 +291,87 @@ static int setup_overlap(tgt_heap_t *h, uint8_t *arena, size_t size, const void 
     return 0;
 }
 
+#ifdef __PICOLIBC__
+#define TGT_LIBC_NAME "picolibc"
+#else
+#define TGT_LIBC_NAME "newlib"
+#endif
+
+/*
+ * "selftest-spin": malloc(size) spins size * 256 times before answering
+ * (one block at tgt_arena + 64, as selftest-overlap): a call long enough to
+ * wrap the board's counter, so that the test sees it reported saturated.
+ * Never part of the default run.
+ */
+static void *spin_malloc(size_t size)
+{
+    volatile uint32_t i;
+    for (i = 0; i < (uint32_t)size * 256u; i++) {
+    }
+    return tgt_arena + 64;
+}
+
+static int setup_spin(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+{
+    (void)arena;
+    (void)size;
+    (void)arg;
+    h->malloc_fn = (const void *)spin_malloc;
+    h->free_fn = (const void *)overlap_free;
+    h->max_align = 8;
+    return 0;
+}
+
 static const tgt_alloc_t peers[] = {
-    {"pool", "heapkit", setup_pool, NULL},
+    {"pool", "heapkit", setup_pool, NULL, 0},
 #ifdef TGT_HAVE_FREERTOS
-    {"freertos-heap4", "peer", setup_heap4, NULL},
-    {"freertos-heap5", "peer", setup_heap5, NULL},
+    {"freertos-heap4", "peer", setup_heap4, NULL, 0},
+    {"freertos-heap5", "peer", setup_heap5, NULL, 0},
 #endif
 #ifdef TGT_HAVE_O1HEAP
-    {"o1heap", "peer", setup_o1heap, NULL},
+    {"o1heap", "peer", setup_o1heap, NULL, 0},
 #endif
 #ifdef TGT_HAVE_UMM
-    {"umm", "peer", setup_umm, NULL},
+    {"umm", "peer", setup_umm, NULL, 0},
 #endif
-    {"newlib", "peer", setup_newlib, NULL},
-    {"selftest-overlap", "selftest", setup_overlap, NULL},
+#ifdef TGT_HAVE_TLSF_CONTE
+    {"tlsf-conte", "peer", setup_tlsf_conte, NULL, 0},
+#endif
+    {TGT_LIBC_NAME, "peer", setup_newlib, NULL, 0},
+    {"selftest-overlap", "selftest", setup_overlap, NULL, 1},
+    {"selftest-spin", "selftest", setup_spin, NULL, 1},
 };
 
-/* After the catalog: the single pool (heapkit) and the peers. */
+/* The catalog (direct calls), its uniform-layer twins, then the single pool (heapkit) and the peers. */
 #define N_PEERS (sizeof(peers) / sizeof(peers[0]))
+#define UNIFORM_SUFFIX "-uniform"
+#define UNIFORM_DEFAULT "tlsf"
 
-size_t tgt_alloc_count(void) { return hk_catalog_count() + N_PEERS; }
+size_t tgt_alloc_count(void) { return 2u * hk_catalog_count() + N_PEERS; }
 
 const tgt_alloc_t *tgt_alloc_at(size_t i)
 {
     static tgt_alloc_t entry;
-    const hk_catalog_entry_t *e = hk_catalog_at(i);
-    if (e != NULL) {
+    static char name[48];
+    size_t n = hk_catalog_count();
+    const hk_catalog_entry_t *e = hk_catalog_at(i < n ? i : i - n);
+    if (i < n) {
         entry.name = e->name;
         entry.family = "heapkit";
         entry.setup = setup_heapkit;
         entry.arg = e;
+        entry.optional = 0;
         return &entry;
     }
-    i -= hk_catalog_count();
+    if (i < 2u * n) {
+        snprintf(name, sizeof(name), "%s%s", e->name, UNIFORM_SUFFIX);
+        entry.name = name;
+        entry.family = "uniform";
+        entry.setup = setup_heapkit_uniform;
+        entry.arg = e;
+        entry.optional = strcmp(e->name, UNIFORM_DEFAULT) != 0;
+        return &entry;
+    }
+    i -= 2u * n;
     return i < N_PEERS ? &peers[i] : NULL;
 }

@@ -1,8 +1,9 @@
 /*
- * The Cortex-M3 instruction counter's driver (see icount.h): replays the
- * embedded trace against each allocator named on the command line (all of
- * them by default), one after the other on the same arena, and prints JSON
- * lines on semihosting stdout for lab/heapkit/target.py:
+ * The instruction counter's driver, the same on every target (see
+ * icount.h): replays the embedded trace against each allocator named on the
+ * command line (every non-optional one by default), one after the other on
+ * the same arena, and prints JSON lines on semihosting stdout for
+ * lab/heapkit/target.py:
  *
  *   {"type":"calibration", ...}   the measuring window checked on callees of
  *                                 known length (0, 1 and 1000 instructions)
@@ -16,19 +17,23 @@
  *   {"type":"end", ...}
  *
  * Command line (semihosting): [--counts=PREFIX] [ALLOCATOR...] (default:
- * every allocator but the "selftest" family), or --list. With
- * --counts every count word is also written, through semihosting, to the
- * host file PREFIX<allocator>.u32 (little-endian, one word per record:
+ * every allocator not marked optional: the uniform-layer variants but
+ * tlsf-uniform, and the "selftest" family, run only when named), or
+ * --list (one line per allocator: name, family, "default" or "optional").
+ * With --counts every count word is also written, through semihosting, to
+ * the host file PREFIX<allocator>.u32 (little-endian, one word per record:
  * kind << 29 | instructions, kind 7 for a record that made no call).
  *
- * Measuring: SysTick (SYST_CVR) is reloaded before every call, then read
- * around it by measure_m3.S. Under QEMU -icount shift=7 one instruction is
- * 128 ns of virtual time and one SysTick tick 40 ns, so n instructions read
- * 3.2 n ticks give or take one; rounding ticks / 3.2 gives n exactly. The
+ * Measuring: the board's counter (counter_<target>.c) is armed before every
+ * call, then read around it by measure_<target>.S; tgt_counter_insns()
+ * turns the raw difference into instructions (Cortex-M3: SysTick ticks,
+ * 3.2 per instruction under -icount shift=7, rounded; RV32: minstret, which
+ * QEMU -icount advances by 128 ns of virtual time per instruction). The
  * empty window (calibrated at start-up) and the call instruction are
  * subtracted: a count is the instructions the callee executed, its return
- * included. A call longer than 2^24 ticks (5.2 million instructions) wraps
- * the counter; COUNTFLAG says so and the count saturates (reported).
+ * included. A call long enough to wrap the counter (Cortex-M3: 2^24 ticks,
+ * 5.2 million instructions; RV32: 2^32 ns, 33.5 million) saturates
+ * (reported).
  *
  * Every operation's count is kept (tgt_counts, one word per record: kind in
  * the top 3 bits, count below); the percentiles are nearest-rank over the
@@ -52,22 +57,6 @@
 #error "TGT_ARENA_SIZE must be defined"
 #endif
 
-/*
- * The arena sits at a fixed address of the 4 MiB RAM (ARENA_ADDR of
- * lab/heapkit/target.py, given to the linker as --defsym), above .data and .bss and below
- * the stack, instead of in .bss: QEMU's ELF loader zero-fills .bss at its
- * load address in flash, and a multi-MiB .bss there would wrap onto the
- * code. main() checks the placement.
- */
-extern char end[], __stack_bottom[];
-
-#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
-#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
-#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
-#define SYST_ENABLE_CORE_CLOCK 5u
-#define SYST_COUNTFLAG (1u << 16)
-#define SYST_MAX 0xFFFFFFu
-
 #define KIND_SHIFT 29u
 #define KIND_NONE 7u /* a record that made no call (a free of a failed allocation) */
 #define COUNT_MASK ((1u << KIND_SHIFT) - 1u)
@@ -75,57 +64,44 @@ extern char end[], __stack_bottom[];
 
 static const char *const kind_names[TGT_KINDS] = {"malloc", "free", "calloc", "aligned", "realloc"};
 
-/* round(ticks / 3.2): 16 ticks every 5 instructions. */
-static uint32_t insns_of(uint32_t ticks) { return (ticks * 5u + 8u) / 16u; }
-
 static uint32_t empty_insns;
 static uint32_t saturated_calls;
-
-static void systick_start(void)
-{
-    SYST_RVR = SYST_MAX;
-    SYST_CVR = 0;
-    SYST_CSR = SYST_ENABLE_CORE_CLOCK;
-}
 
 /* Instructions fn(a0, a1, a2) executed; its result in *ret (when ret is not NULL). */
 static uint32_t measure(const void *fn, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t *ret)
 {
-    uint32_t ticks;
+    uint32_t raw;
     uint32_t n;
-    SYST_CVR = 0;
-    (void)SYST_CSR; /* clears COUNTFLAG */
-    ticks = tgt_measure(fn, a0, a1, a2);
+    tgt_counter_arm();
+    raw = tgt_measure(fn, a0, a1, a2);
     if (ret != NULL) {
         *ret = tgt_measure_result;
     }
-    if (SYST_CSR & SYST_COUNTFLAG) {
+    if (tgt_counter_overflowed()) {
         saturated_calls++;
         return COUNT_SATURATED;
     }
-    n = insns_of(ticks);
+    n = tgt_counter_insns(raw);
     return n > empty_insns + 1u ? n - empty_insns - 1u : 0u;
 }
 
-/* Ticks of the empty window: the same at every reading, or the method is broken. */
-static int calibrate(uint32_t *empty_ticks)
+/* Raw units of the empty window: the same instructions at every reading, or the method is broken. */
+static int calibrate(uint32_t *empty_raw)
 {
     uint32_t first = 0;
     int i;
     for (i = 0; i < 16; i++) {
         uint32_t t;
-        SYST_CVR = 0;
-        (void)SYST_CSR;
-        t = insns_of(tgt_measure_empty());
+        tgt_counter_arm();
+        t = tgt_counter_insns(tgt_measure_empty());
         if (i == 0) {
             first = t;
         } else if (t != first) {
             return -1;
         }
     }
-    SYST_CVR = 0;
-    (void)SYST_CSR;
-    *empty_ticks = tgt_measure_empty();
+    tgt_counter_arm();
+    *empty_raw = tgt_measure_empty();
     empty_insns = first;
     return 0;
 }
@@ -212,6 +188,9 @@ static uint32_t add_counts(uint32_t a, uint32_t b)
     return (a == COUNT_SATURATED || b == COUNT_SATURATED || a + b >= COUNT_SATURATED) ? COUNT_SATURATED : a + b;
 }
 
+/* The alignment a block must have: what was asked, and at least what every malloc result of this allocator has. */
+static size_t want_align(const tgt_heap_t *h, size_t align) { return align > h->max_align ? align : h->max_align; }
+
 /* A new block: checked, filled and put in slot s. */
 static void adopt(replay_t *r, uint32_t s, uint8_t *p, uint32_t size, size_t align, int zeroed)
 {
@@ -233,8 +212,6 @@ static void adopt(replay_t *r, uint32_t s, uint8_t *p, uint32_t size, size_t ali
     w[2] = seed_of(++r->seq);
     fill(p, size, w[2]);
 }
-
-static size_t want_align(size_t align) { return align > HK_ALIGN ? align : HK_ALIGN; }
 
 /* malloc(size) or its measured stand-in; the count, the block in *p. */
 static uint32_t do_malloc(replay_t *r, uint32_t size, uintptr_t *p)
@@ -273,7 +250,7 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
             lost_allocation(r, TGT_K_MALLOC, w[1]);
             slot[0] = 0;
         } else {
-            adopt(r, s, (uint8_t *)p, w[1], want_align(0), 0);
+            adopt(r, s, (uint8_t *)p, w[1], want_align(h, 0), 0);
         }
         break;
     case TGT_OP_FREE:
@@ -305,7 +282,7 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
             lost_allocation(r, TGT_K_CALLOC, total);
             slot[0] = 0;
         } else {
-            adopt(r, s, (uint8_t *)p, total, want_align(0), 1);
+            adopt(r, s, (uint8_t *)p, total, want_align(h, 0), 1);
         }
         break;
     }
@@ -324,7 +301,7 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
             r->fail[TGT_K_ALIGNED]++;
             slot[0] = 0;
         } else {
-            adopt(r, s, (uint8_t *)p, w[1], want_align(w[2]), 0);
+            adopt(r, s, (uint8_t *)p, w[1], want_align(h, w[2]), 0);
         }
         break;
     case TGT_OP_REALLOC:
@@ -361,7 +338,7 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
         if (old != 0 && !intact((const uint8_t *)p, keep, old_seed)) {
             r->corrupt_blocks++;
         }
-        adopt(r, s, (uint8_t *)p, w[1], want_align(0), 0);
+        adopt(r, s, (uint8_t *)p, w[1], want_align(h, 0), 0);
         break;
     }
     default:
@@ -576,39 +553,41 @@ static const tgt_alloc_t *find_alloc(const char *name)
     return NULL;
 }
 
-static void print_calibration(uint32_t empty_ticks)
+static void print_calibration(uint32_t empty_raw)
 {
     uint32_t nop = measure((const void *)tgt_cal_nop, 0, 0, 0, NULL);
     uint32_t n1000;
-    uint32_t ticks1000;
+    uint32_t raw1000;
     uint32_t probe = measure((const void *)tgt_probe_bump_malloc, 24, 0, 0, NULL);
     uint32_t probe2 = measure((const void *)tgt_probe_bump_malloc, 1000, 0, 0, NULL);
-    SYST_CVR = 0;
-    (void)SYST_CSR;
-    ticks1000 = tgt_measure((const void *)tgt_cal_1000, 0, 0, 0);
+    tgt_counter_arm();
+    raw1000 = tgt_measure((const void *)tgt_cal_1000, 0, 0, 0);
     n1000 = measure((const void *)tgt_cal_1000, 0, 0, 0, NULL);
-    printf("{\"type\":\"calibration\",\"ticks_per_insn\":3.2,\"empty_ticks\":%lu,\"empty_window_insns\":%lu,"
-           "\"empty\":0,\"nop\":%lu,\"insns_1000\":%lu,\"ticks_1000\":%lu,\"probe_bump\":[%lu,%lu]}\n",
-           (unsigned long)empty_ticks, (unsigned long)empty_insns, (unsigned long)nop, (unsigned long)n1000,
-           (unsigned long)ticks1000, (unsigned long)probe, (unsigned long)probe2);
+    printf("{\"type\":\"calibration\",");
+    tgt_counter_describe(empty_raw, raw1000);
+    printf(",\"empty_raw\":%lu,\"raw_1000\":%lu,\"empty_window_insns\":%lu,\"empty\":0,\"nop\":%lu,"
+           "\"insns_1000\":%lu,\"probe_bump\":[%lu,%lu]}\n",
+           (unsigned long)empty_raw, (unsigned long)raw1000, (unsigned long)empty_insns, (unsigned long)nop,
+           (unsigned long)n1000, (unsigned long)probe, (unsigned long)probe2);
 }
 
 int main(int argc, char **argv)
 {
-    uint32_t empty_ticks = 0;
+    uint32_t empty_raw = 0;
     size_t records;
     int i;
     int rc = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 256);
-    if ((uintptr_t)end > (uintptr_t)tgt_arena || (uintptr_t)tgt_arena + TGT_ARENA_SIZE > (uintptr_t)__stack_bottom) {
+    if (!tgt_arena_placed()) {
         printf("{\"type\":\"error\",\"message\":\"the arena overlaps .bss or the stack\"}\n");
         return 2;
     }
     if (argc > 1 && strcmp(argv[1], "--list") == 0) {
         size_t k;
         for (k = 0; k < tgt_alloc_count(); k++) {
-            printf("%s %s\n", tgt_alloc_at(k)->name, tgt_alloc_at(k)->family);
+            const tgt_alloc_t *a = tgt_alloc_at(k);
+            printf("%s %s %s\n", a->name, a->family, a->optional ? "optional" : "default");
         }
         return 0;
     }
@@ -623,12 +602,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    systick_start();
-    if (calibrate(&empty_ticks) != 0) {
+    tgt_counter_start();
+    if (calibrate(&empty_raw) != 0) {
         printf("{\"type\":\"error\",\"message\":\"the empty measurement is not constant: no -icount?\"}\n");
         return 3;
     }
-    print_calibration(empty_ticks);
+    print_calibration(empty_raw);
     if (check_trace() != 0) {
         return 2;
     }
@@ -642,7 +621,7 @@ int main(int argc, char **argv)
     } else {
         size_t k;
         for (k = 0; k < tgt_alloc_count() && rc == 0; k++) {
-            if (strcmp(tgt_alloc_at(k)->family, "selftest") != 0) {
+            if (!tgt_alloc_at(k)->optional) {
                 rc = run_one(tgt_alloc_at(k), records);
             }
         }

@@ -1,9 +1,16 @@
 /*
- * The Cortex-M3 instruction counter (lab/target/): a bare-metal driver that
- * replays one lab trace, embedded in the image at build time, against every
- * heapkit catalog entry and peer allocator linked in, and reports the exact
- * number of instructions each allocator call executed (QEMU mps2-an385,
- * -icount shift=7, SysTick read around each call; see measure_m3.S).
+ * The instruction counter (lab/target/): a bare-metal driver that replays
+ * one lab trace, embedded in the image at build time, against every heapkit
+ * catalog entry and peer allocator linked in, and reports the exact number
+ * of instructions each allocator call executed. One driver (icount.c,
+ * allocs.c, probe.c) serves every target; what differs per target is the
+ * measuring window (measure_<target>.S) and the counter behind it
+ * (counter_<target>.c):
+ *
+ *   cortex-m3  QEMU mps2-an385, -icount shift=7: SysTick's current value
+ *              read around each call (measure_m3.S, counter_m3.c);
+ *   rv32       QEMU virt, RV32IMAC, -icount shift=7: the minstret CSR read
+ *              around each call (measure_rv32.S, counter_rv32.c).
  *
  * The embedded trace (.hkc, "compact trace", written by
  * lab/heapkit/target.py from a .hkb) replaces the trace's dense ids by
@@ -68,10 +75,12 @@ typedef struct tgt_heap {
 
 typedef struct tgt_alloc {
     const char *name;
-    const char *family; /* "heapkit" or "peer" */
-    /* Build the heap in [arena, arena + size) (newlib: its own sbrk heap); 0 on success. */
+    /* "heapkit" (direct calls), "uniform" (heapkit through hk_malloc & co.), "peer" or "selftest" */
+    const char *family;
+    /* Build the heap in [arena, arena + size) (the C library: its own sbrk heap); 0 on success. */
     int (*setup)(tgt_heap_t *heap, uint8_t *arena, size_t size, const void *arg);
-    const void *arg; /* heapkit: its catalog entry */
+    const void *arg;  /* heapkit: its catalog entry */
+    int optional;     /* not part of a run that names no allocator */
 } tgt_alloc_t;
 
 size_t tgt_alloc_count(void);
@@ -80,12 +89,38 @@ const tgt_alloc_t *tgt_alloc_at(size_t i);
 /* The arena every in-arena allocator gets (heap_4's ucHeap). */
 extern uint8_t tgt_arena[];
 
-/* measure_m3.S */
+/*
+ * measure_<target>.S: the measuring window, in raw counter units.
+ * tgt_measure(fn, a0, a1, a2) calls fn(a0, a1, a2) between two reads of the
+ * counter and returns their difference; the callee's return value goes to
+ * tgt_measure_result. tgt_measure_empty() is the same window with nothing
+ * in it. tgt_cal_nop and tgt_cal_1000 execute 1 and 1000 instructions,
+ * their return included.
+ */
 uint32_t tgt_measure(const void *fn, uintptr_t a0, uintptr_t a1, uintptr_t a2);
 uint32_t tgt_measure_empty(void);
 void tgt_cal_nop(void);
 void tgt_cal_1000(void);
 extern uintptr_t tgt_measure_result;
+
+/*
+ * counter_<target>.c: the counter behind the window and the board's memory.
+ *   tgt_counter_start()       once, before anything is measured;
+ *   tgt_counter_arm()         right before each window (outside it);
+ *   tgt_counter_overflowed()  right after it: nonzero when the window may
+ *                             have wrapped the counter (the count saturates);
+ *   tgt_counter_insns(raw)    raw units to instructions, rounded;
+ *   tgt_counter_describe()    the calibration line's fields naming the
+ *                             counter (printed after a comma, no braces);
+ *   tgt_arena_placed()        nonzero when tgt_arena clears .data, .bss
+ *                             and the stack.
+ */
+void tgt_counter_start(void);
+void tgt_counter_arm(void);
+int tgt_counter_overflowed(void);
+uint32_t tgt_counter_insns(uint32_t raw);
+void tgt_counter_describe(uint32_t empty_raw, uint32_t raw_1000);
+int tgt_arena_placed(void);
 
 /* probe.c: the trivial allocator the calibration is checked against. */
 void *tgt_probe_bump_malloc(size_t size);

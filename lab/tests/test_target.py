@@ -1,10 +1,12 @@
-"""The Cortex-M3 instruction counter (lab/target/, heapkit/target.py) in QEMU.
+"""The instruction counter (lab/target/, heapkit/target.py) in QEMU, on both
+targets: Cortex-M3 (mps2-an385, SysTick) and RV32IMAC (virt, minstret).
 
 Marked ``target``: `make target-icount-test` runs them (they need
-arm-none-eabi-gcc, newlib and qemu-system-arm, which `make deps` installs);
-the plain lab pytest run leaves them out. Counts are asserted only where
-they are exact by construction (calibration callees, the branch-free bump
-probe, two identical runs); never as a speed.
+arm-none-eabi-gcc with newlib, riscv64-unknown-elf-gcc with picolibc,
+qemu-system-arm and qemu-system-riscv32, which `make deps` installs); the
+plain lab pytest run leaves them out. Counts are asserted only where they
+are exact by construction (calibration callees, the branch-free bump
+probe, two identical runs, a wrapper's constant cost); never as a speed.
 """
 
 from __future__ import annotations
@@ -23,72 +25,115 @@ from heapkit.workloads import generate
 
 pytestmark = pytest.mark.target
 
-FEW = ["bump", "tlsf", "buddy", "freertos-heap4", "o1heap", "umm", "newlib"]
+TARGETS = ["cortex-m3", "rv32"]
+LIBC = {"cortex-m3": "newlib", "rv32": "picolibc"}
+# Branches and calls, which would make a callee's count depend on its path.
+BRANCHES = {"cortex-m3": r"^(b|bl|blx|bx|cbz|cbnz|b(eq|ne|cs|cc|hs|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le)|it\w*)(\.[nw])?$",
+            "rv32": r"^(j|jal|jalr|jr|beqz?|bnez?|blt[uz]?|bge[uz]?|bgtz?|blez|call|tail)$"}
+RETURN = {"cortex-m3": "bx", "rv32": "ret"}
+
+
+def few(tname: str) -> list[str]:
+    return ["bump", "tlsf", "buddy", "freertos-heap4", "o1heap", "umm", "tlsf-conte", LIBC[tname]]
 
 
 def _elf(info, trace: Trace, name: str, work: Path) -> Path:
-    meta = target.prepare_trace(name, trace, work)
+    meta = target.prepare_trace(name, trace, work, info["target"])
     assert meta["skipped"] is None
     elf = work / f"{name}.elf"
     target._link(info, Path(meta["blob_obj"]), elf)
     return elf
 
 
-@pytest.fixture(scope="module")
-def o2():
-    return target.build_objects("-O2")
+@pytest.fixture(scope="module", params=TARGETS)
+def o2(request):
+    return target.build_objects("-O2", target=request.param)
 
 
 @pytest.fixture(scope="module")
 def itc_elf(o2, tmp_path_factory):
-    work = tmp_path_factory.mktemp("itc")
+    work = tmp_path_factory.mktemp(f"itc-{o2['target'].name}")
     return _elf(o2, generate("itc", 1, duration=100), "itc", work)
 
 
 @pytest.fixture(scope="module")
-def itc_run(itc_elf, tmp_path_factory):
-    out = tmp_path_factory.mktemp("counts1")
-    return target.run_elf(itc_elf, FEW, counts_prefix=f"{out}/"), out
+def itc_run(o2, itc_elf, tmp_path_factory):
+    out = tmp_path_factory.mktemp(f"counts1-{o2['target'].name}")
+    return target.run_elf(itc_elf, few(o2["target"].name), counts_prefix=f"{out}/"), out
 
 
 def _results(lines):
     return {d["alloc"]: d for d in lines if d["type"] == "result"}
 
 
-def test_calibration_reads_exact_lengths(itc_run):
-    cal = next(d for d in itc_run[0] if d["type"] == "calibration")
-    assert cal["empty"] == 0
-    assert cal["nop"] == 1            # a callee that is only `bx lr`
-    assert cal["insns_1000"] == 1000  # 999 nops and `bx lr`
-    # The raw window around the 1000-instruction callee spans 1002 instructions
-    # (the call and the empty window's one): 3.2 SysTick ticks each, +-1 tick.
-    assert abs(cal["ticks_1000"] - 3.2 * 1002) <= 1
+def _calibration(lines):
+    return next(d for d in lines if d["type"] == "calibration")
 
 
-def test_bump_probe_matches_its_disassembly(itc_elf, itc_run):
-    """The measured count of a branch-free function equals its instruction count in objdump."""
-    cal = next(d for d in itc_run[0] if d["type"] == "calibration")
-    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", str(itc_elf)],
+def _disassembly(info, elf: Path, symbol: str) -> list[tuple[str, str]]:
+    """(mnemonic, instruction) of *symbol* in objdump, up to and including its return."""
+    t = info["target"]
+    dis = subprocess.run([t.objdump, "-d", "--no-show-raw-insn", str(elf)],
                          capture_output=True, text=True, check=True).stdout
-    body = dis.split("<tgt_probe_bump_malloc>:\n", 1)[1].split("\n\n", 1)[0]
+    body = dis.split(f"<{symbol}>:\n", 1)[1].split("\n\n", 1)[0]
     insns = [l.split("\t", 1)[1].strip() for l in body.splitlines() if "\t" in l]
     mnemonics = [i.split()[0] for i in insns]
-    insns = insns[:mnemonics.index("bx") + 1]   # what follows is padding and the literal pool
-    mnemonics = mnemonics[:len(insns)]
-    assert not any(re.match(r"^(b|bl|blx|cbz|cbnz|b\w\w|it\w*)$", m) for m in mnemonics[:-1]), insns
+    end = mnemonics.index(RETURN[t.name]) + 1       # what follows is padding and literals
+    return list(zip(mnemonics[:end], insns[:end]))
+
+
+def test_elf_target_is_read_from_the_header(o2, itc_elf):
+    assert target.elf_target(itc_elf) is o2["target"]
+
+
+def test_calibration_reads_exact_lengths(o2, itc_run):
+    cal = _calibration(itc_run[0])
+    assert cal["empty"] == 0
+    assert cal["nop"] == 1            # a callee that is only a return
+    assert cal["insns_1000"] == 1000  # 999 nops and a return
+    # The raw window around the 1000-instruction callee spans 1002 instructions
+    # (the call and the empty window's one).
+    if o2["target"].name == "cortex-m3":
+        # SysTick: 3.2 ticks per instruction, +-1 tick.
+        assert cal["counter"] == "SYST_CVR" and cal["units_per_insn"] == 3.2
+        assert abs(cal["ticks_1000"] - 3.2 * 1002) <= 1 and cal["raw_1000"] == cal["ticks_1000"]
+    else:
+        # minstret under -icount shift=7: nanoseconds of virtual time, exactly 128 per instruction.
+        assert cal["counter"] == "minstret" and cal["units_per_insn"] == 128
+        assert cal["raw_1000"] == 128 * 1002
+        assert cal["empty_raw"] == 128    # the empty window: the second read itself
+
+
+def test_calibration_callees_match_their_disassembly(o2, itc_elf, itc_run):
+    """The calibration callees are as long as they say: objdump counts 1 and 1000 instructions,
+    none of them a branch but the return."""
+    cal = _calibration(itc_run[0])
+    for symbol, measured in (("tgt_cal_nop", cal["nop"]), ("tgt_cal_1000", cal["insns_1000"])):
+        insns = _disassembly(o2, itc_elf, symbol)
+        assert len(insns) == measured, symbol
+        assert {m for m, _ in insns[:-1]} <= {"nop"}, symbol
+
+
+def test_bump_probe_matches_its_disassembly(o2, itc_elf, itc_run):
+    """The measured count of a branch-free function equals its instruction count in objdump."""
+    cal = _calibration(itc_run[0])
+    insns = _disassembly(o2, itc_elf, "tgt_probe_bump_malloc")
+    branch = re.compile(BRANCHES[o2["target"].name])
+    assert not any(branch.match(m) for m, _ in insns[:-1]), insns
     assert cal["probe_bump"] == [len(insns), len(insns)]
 
 
-def test_two_runs_give_identical_counts(itc_elf, itc_run, tmp_path):
+def test_two_runs_give_identical_counts(o2, itc_elf, itc_run, tmp_path):
     first, dir1 = itc_run
-    second = target.run_elf(itc_elf, FEW, counts_prefix=f"{tmp_path}/")
+    names = few(o2["target"].name)
+    second = target.run_elf(itc_elf, names, counts_prefix=f"{tmp_path}/")
     assert first == second
-    for a in FEW:
+    for a in names:
         one = (dir1 / f"{a}.u32").read_bytes()
         assert one == (tmp_path / f"{a}.u32").read_bytes()
         assert len(one) == 4 * _results(first)[a]["records"]
     # Real counts, not a constant: allocators differ, and tlsf's frees vary with merges.
-    assert len({_results(first)[a]["checksum"] for a in FEW}) == len(FEW)
+    assert len({_results(first)[a]["checksum"] for a in names}) == len(names)
 
 
 def test_driver_statistics_agree_with_the_raw_counts(itc_run):
@@ -104,9 +149,37 @@ def test_driver_statistics_agree_with_the_raw_counts(itc_run):
         assert res["ops"]["malloc"]["count"] + res["ops"]["free"]["count"] == res["records"], a
 
 
+def test_uniform_layer_costs_a_constant_per_call(itc_elf, tmp_path):
+    """tlsf-uniform replays the same heap as tlsf through hk_malloc/hk_free: the same path
+    inside the allocator on every call, so its count exceeds tlsf's by one constant per kind."""
+    lines = target.run_elf(itc_elf, ["tlsf", "tlsf-uniform"], counts_prefix=f"{tmp_path}/")
+    res = _results(lines)
+    assert res["tlsf-uniform"]["family"] == "uniform"
+    direct = target.read_counts(tmp_path / "tlsf.u32")
+    uniform = target.read_counts(tmp_path / "tlsf-uniform.u32")
+    assert np.array_equal(direct >> 29, uniform >> 29)
+    for kind in (0, 1):   # malloc, free
+        sel = (direct >> 29) == kind
+        diff = (uniform[sel] & target.COUNT_MASK).astype(np.int64) - (direct[sel] & target.COUNT_MASK)
+        assert len(set(diff.tolist())) == 1 and diff[0] > 0, (kind, set(diff.tolist()))
+
+
 def test_overlapping_blocks_are_reported(itc_elf):
     res = _results(target.run_elf(itc_elf, ["selftest-overlap"]))["selftest-overlap"]
     assert res["errors"]["corrupt_blocks"] > 0
+
+
+def test_a_call_that_wraps_the_counter_is_reported_saturated(o2, tmp_path):
+    """selftest-spin's malloc(n) spins n * 256 times: 200 000 is past both counters' range
+    (Cortex-M3: 2^24 SysTick ticks, RV32: 2^32 ns); 64 is well inside it."""
+    b = TraceBuilder()
+    b.free(b.malloc(64))
+    b.free(b.malloc(200_000))
+    lines = target.run_elf(_elf(o2, b.build("spin"), "spin", tmp_path), ["selftest-spin"])
+    res = _results(lines)["selftest-spin"]
+    mall = res["ops"]["malloc"]
+    assert mall["saturated"] == 1 and mall["max"] == target.COUNT_MASK and mall["min"] > 64 * 256
+    assert lines[-1]["saturated_calls"] == 1
 
 
 def test_failures_and_skipped_frees(o2, tmp_path):
@@ -118,14 +191,43 @@ def test_failures_and_skipped_frees(o2, tmp_path):
     b.free(moved)
     c = b.calloc(3, 40)
     b.free(c)
-    res = _results(target.run_elf(_elf(o2, b.build("fail"), "fail", tmp_path), ["tlsf", "o1heap"]))
-    for a in ("tlsf", "o1heap"):
+    allocs = ["tlsf", "o1heap", "tlsf-conte"]
+    res = _results(target.run_elf(_elf(o2, b.build("fail"), "fail", tmp_path), allocs))
+    for a in allocs:
         f = res[a]["failures"]
         assert (f["malloc"], f["realloc"], f["calloc"]) == (1, 1, 0), a
         assert f["skipped_frees"] == 2 and f["failed_realloc_frees"] == 1, a
         assert res[a]["errors"]["calloc_not_zero"] == 0
     assert res["o1heap"]["emulated"] == {"realloc": True, "calloc": True, "aligned": True}
     assert res["tlsf"]["emulated"] == {"realloc": False, "calloc": False, "aligned": False}
+    assert res["tlsf-conte"]["emulated"] == {"realloc": False, "calloc": True, "aligned": False}
+
+
+def test_tlsf_conte_aligned_and_realloc(o2, tmp_path):
+    """Conte's TLSF: 4-byte blocks on these 32-bit targets, aligned requests through
+    lv_tlsf_memalign, realloc in place and moving; the pattern checks find nothing."""
+    b = TraceBuilder()
+    ids = [b.malloc(n) for n in (1, 3, 5, 13, 100)]
+    al = [b.aligned(a, 40) for a in (8, 64, 1024)]
+    grown = b.realloc(ids[4], 1000)
+    for i in ids[:4] + al + [grown]:
+        b.free(i)
+    res = _results(target.run_elf(_elf(o2, b.build("conte"), "conte", tmp_path), ["tlsf-conte"]))
+    r = res["tlsf-conte"]
+    assert r["failures"]["total"] == 0 and r["failures"]["unsupported_aligned"] == 0
+    assert r["errors"] == {"corrupt_blocks": 0, "calloc_not_zero": 0, "misaligned": 0, "bad_blocks": 0}
+    assert r["ops"]["aligned"]["count"] == 3 and r["ops"]["realloc"]["count"] == 1
+
+
+def test_listing_names_families_and_defaults(o2):
+    rows = {a["name"]: a for a in target.allocators(o2)}
+    t = o2["target"].name
+    for name in ("tlsf", "pool", "tlsf-uniform", "tlsf-conte", "o1heap", LIBC[t], "selftest-spin"):
+        assert name in rows, name
+    assert rows["tlsf"]["family"] == "heapkit" and not rows["tlsf"]["optional"]
+    assert rows["tlsf-uniform"]["family"] == "uniform" and not rows["tlsf-uniform"]["optional"]
+    assert rows["buddy-uniform"]["optional"] and rows["selftest-spin"]["optional"]
+    assert rows["tlsf-conte"]["family"] == "peer"
 
 
 def test_compact_form_reuses_slots():
@@ -156,9 +258,22 @@ def test_trace_too_big_for_the_board_is_skipped():
     assert target.fits(meta, target.MAX_BLOB_BYTES) is None
     assert "flash" in target.fits(meta, target.MAX_BLOB_BYTES + 4)
     assert "PSRAM" in target.fits({"records": 2_000_000, "slots": 1}, 100)
+    assert target.fits(meta, target.MAX_BLOB_BYTES + 4, "rv32") is None
+    assert "RAM" in target.fits(meta, target.RV32.max_blob + 4, "rv32")
+    assert "RAM" in target.fits({"records": 6_000_000, "slots": 1}, 100, "rv32")
 
 
-def test_cli_bench_target(tmp_path, capsys):
+def test_worst_case_traces_scale_with_the_arena():
+    full = {n: (len(t.records), only) for n, t, only in target.worst_case_traces()}
+    small = {n: (len(t.records), only) for n, t, only in target.worst_case_traces(256 * 1024)}
+    assert full["worst-buddy"][0] == 2 * target.BUDDY_MIN_BLOCKS + 2
+    assert full["worst-pools"][0] == 2 * target.POOL_REQUESTS
+    assert small["worst-buddy"][0] < full["worst-buddy"][0] and small["worst-pools"][0] < full["worst-pools"][0]
+    assert "tlsf-conte" in full["worst-tlsf"][1] and "freertos-heap4" in full["worst-seqfit"][1]
+
+
+@pytest.mark.parametrize("tname", TARGETS)
+def test_cli_bench_target(tname, tmp_path, capsys):
     b = TraceBuilder()
     ids = [b.malloc(16 * (i % 7 + 1)) for i in range(40)]
     for i in ids[::2]:
@@ -166,15 +281,17 @@ def test_cli_bench_target(tmp_path, capsys):
     small = tmp_path / "small.hkt"
     b.build("small").save(small)
     out = tmp_path / "res.json"
-    rc = cli.main(["bench", "--target", "cortex-m3", "--trace", str(small), "--alloc",
-                   "tlsf,freertos-heap4", "--opt", "O2", "--no-host", "--json", str(out)])
+    rc = cli.main(["bench", "--target", tname, "--trace", str(small), "--alloc",
+                   "tlsf,freertos-heap4,tlsf-conte", "--opt", "O2", "--no-host", "--json", str(out)])
     text = capsys.readouterr().out
     assert rc == 0
     assert "malloc p99.9" in text and "freertos-heap4" in text and ".text bytes" in text
+    assert text.startswith(target.get_target(tname).title)
     data = json.loads(out.read_text())
-    assert data["kind"] == "heapkit-target" and data["opts"] == ["-O2"]
-    assert {r["allocator"] for r in data["runs"]} == {"tlsf", "freertos-heap4"}
-    assert data["text_bytes"]["-O2"]["tlsf"] > 0
+    assert data["kind"] == "heapkit-target" and data["opts"] == ["-O2"] and data["target"] == tname
+    assert data["builds"] == ["-O2"] and data["hardening"] is None
+    assert {r["allocator"] for r in data["runs"]} == {"tlsf", "freertos-heap4", "tlsf-conte"}
+    assert data["text_bytes"]["-O2"]["tlsf"] > 0 and data["text_bytes"]["-O2"]["tlsf-conte"] > 0
     assert data["pooled"]["-O2"]["tlsf"]["malloc"]["count"] == 40
     html = tmp_path / "report.html"
     assert cli.main(["report", str(out), "-o", str(html)]) == 0
@@ -185,12 +302,76 @@ def test_cli_bench_target(tmp_path, capsys):
             f'<td class="n">{tlsf["malloc"]["max"]}</td>') in page
 
 
+def test_cli_bench_target_hardening_and_arena(tmp_path, capsys):
+    """--hardening builds heapkit once per level and labels the results; the peers run in
+    the first level only. --arena gives every allocator that arena."""
+    b = TraceBuilder()
+    for i in range(30):
+        b.free(b.malloc(24 + i))
+    small = tmp_path / "small.hkt"
+    b.build("small").save(small)
+    out = tmp_path / "res.json"
+    rc = cli.main(["bench", "--target", "cortex-m3", "--trace", str(small), "--alloc", "tlsf,umm,freertos-heap4",
+                   "--opt", "O2", "--hardening", "0,2", "--arena", str(256 * 1024), "--no-host",
+                   "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "cortex-m3 -O2/h0: over all traces" in text and "-O2/h2" in text
+    data = json.loads(out.read_text())
+    assert data["builds"] == ["-O2/h0", "-O2/h2"] and data["hardening"] == [0, 2]
+    assert data["arena"] == 256 * 1024
+    runs = {(r["build"], r["allocator"]): r for r in data["runs"]}
+    assert set(runs) == {("-O2/h0", "tlsf"), ("-O2/h0", "umm"), ("-O2/h0", "freertos-heap4"), ("-O2/h2", "tlsf")}
+    assert runs[("-O2/h2", "tlsf")]["hardening"] == 2
+    assert all(r["result"]["failures"]["total"] == 0 for r in data["runs"])
+    for lab in data["builds"]:
+        flags = (target.opt_dir("-O2", "cortex-m3", 256 * 1024, int(lab[-1])) / "objects.stamp")
+        assert flags.exists()
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--target", "avr8", "--workload", "itc"], "--target: unknown target 'avr8'"),
     (["--target", "cortex-m3", "--opt", "O3", "--workload", "itc"], "--opt: 'O3' is not one of O2, Os"),
+    (["--target", "rv32", "--hardening", "4", "--workload", "itc"], "--hardening: '4' is not one of 0, 1, 2, 3"),
+    (["--target", "cortex-m3", "--arena", str(8 * 2**20), "--workload", "itc"], "--arena: 8388608 bytes"),
     (["--target", "cortex-m3"], "give at least one --trace FILE, --workload NAME or --worst-case"),
+    (["--target", "rv32", "--workload", "itc", "--alloc", "tlsf,nosuch"], "unknown allocator(s) on the target: nosuch"),
 ])
 def test_cli_bench_target_bad_arguments(argv, message, capsys):
     assert cli.main(["bench", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err
+
+
+def test_hotpath_table(monkeypatch, tmp_path, capsys):
+    """tools/hotpath_table.py on small stand-in workloads: one markdown row per allocator with
+    both targets' columns, the per-workload table, and the JSON documents."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("hotpath_table", target.REPO_ROOT / "tools" / "hotpath_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def small(seed, tmp):
+        out = []
+        for name, n in (("itc", 30), ("net", 20), ("random", 25)):
+            b = TraceBuilder()
+            for i in range(n):
+                b.free(b.malloc(8 + 24 * i))
+            out.append((name, b.build(name)))
+        return out
+
+    monkeypatch.setattr(tool, "workloads", small)
+    js = tmp_path / "hot.json"
+    assert tool.main(["--alloc", "tlsf,tlsf-uniform,o1heap,tlsf-conte", "--no-worst-case",
+                      "--json", str(js)]) == 0
+    text = capsys.readouterr().out
+    assert "| allocator | HK_HARDENING | Cortex-M3 malloc p50 / max |" in text
+    assert "RV32IMAC worst-path malloc / free | RV32IMAC failed |" in text
+    docs = json.loads(js.read_text())
+    assert set(docs) == {"cortex-m3", "rv32"} and all(d["arena"] == 256 * 1024 for d in docs.values())
+    for a in ("tlsf", "tlsf-uniform", "o1heap", "tlsf-conte"):
+        m3 = docs["cortex-m3"]["pooled"]["-O2"][a]
+        rv = docs["rv32"]["pooled"]["-O2"][a]
+        assert (f"| {a} | - | {m3['malloc']['p50']} / {m3['malloc']['max']} | "
+                f"{m3['free']['p50']} / {m3['free']['max']} | - / - | 0 | "
+                f"{rv['malloc']['p50']} / {rv['malloc']['max']} |") in text
+    assert "p50 per workload (itc / net / random)" in text

@@ -1,9 +1,10 @@
 /*
- * FreeRTOSConfig.h for the Cortex-M3 instruction counter's FreeRTOS peers
+ * FreeRTOSConfig.h for the instruction counter's FreeRTOS peers
  * (lab/target/allocs.c): portable/MemMang/heap_4.c and heap_5.c of
  * FreeRTOS-Kernel V11.2.0, compiled bare metal against the kernel's
- * include/ and portable/GCC/ARM_CM3/portmacro.h (portBYTE_ALIGNMENT 8, the
- * port a Cortex-M3 application uses). No scheduler is linked: the heaps'
+ * include/ and the port header an application on that core uses:
+ * portable/GCC/ARM_CM3/portmacro.h on the Cortex-M3, portable/GCC/RISC-V on
+ * RV32 (portBYTE_ALIGNMENT 8 and 16). No scheduler is linked: the heaps'
  * vTaskSuspendAll()/xTaskResumeAll() are the no-op stubs of allocs.c, what
  * a bare-metal application without a kernel supplies.
  *
@@ -33,6 +34,9 @@
 #define configUSE_TIMERS 0
 #define configKERNEL_INTERRUPT_PRIORITY 255
 #define configMAX_SYSCALL_INTERRUPT_PRIORITY 191
+/* The RISC-V port header insists on these: QEMU virt's CLINT mtime and mtimecmp (hart 0). */
+#define configMTIME_BASE_ADDRESS 0x0200BFF8UL
+#define configMTIMECMP_BASE_ADDRESS 0x02004000UL
 
 /* What the heaps read. */
 #define configSUPPORT_DYNAMIC_ALLOCATION 1
