@@ -107,34 +107,40 @@ static inline unsigned hk_log2_floor(size_t x)
 /* ceil(log2(x)) for x > 0. */
 static inline unsigned hk_log2_ceil(size_t x) { return (x <= 1) ? 0u : hk_log2_floor(x - 1u) + 1u; }
 
+#if (defined(__GNUC__) || defined(__clang__)) && !(defined(__riscv) && !defined(__riscv_zbb))
 /* Index of the lowest set bit of a nonzero 32-bit mask. */
-static inline unsigned hk_ffs32(uint32_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctzl((unsigned long)x);
-#else
-    unsigned r = 0;
-    while ((x & 1u) == 0) {
-        x >>= 1;
-        r++;
-    }
-    return r;
-#endif
-}
+static inline unsigned hk_ffs32(uint32_t x) { return (unsigned)__builtin_ctzl((unsigned long)x); }
 
 /* Index of the highest set bit of a nonzero 32-bit mask. */
 static inline unsigned hk_fls32(uint32_t x)
 {
-#if defined(__GNUC__) || defined(__clang__)
     return (unsigned)(sizeof(unsigned long) * 8u - 1u) - (unsigned)__builtin_clzl((unsigned long)x);
-#else
-    unsigned r = 0;
-    while (x >>= 1) {
-        r++;
-    }
-    return r;
-#endif
 }
+#else
+/*
+ * No bit-scan instruction (RV32IMAC; the builtins would call libgcc): a
+ * de Bruijn multiply finds the bit in a handful of instructions, constant
+ * time all the same.
+ */
+static inline unsigned hk_ffs32(uint32_t x)
+{
+    static const unsigned char index_of[32] = {0,  1,  28, 2,  29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4,  8,
+                                               31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6,  11, 5,  10, 9};
+    return index_of[((x & (0u - x)) * 0x077CB531u) >> 27];
+}
+
+static inline unsigned hk_fls32(uint32_t x)
+{
+    static const unsigned char index_of[32] = {0,  9,  1,  10, 13, 21, 2,  29, 11, 14, 16, 18, 22, 25, 3, 30,
+                                               8,  12, 20, 28, 15, 17, 24, 7,  19, 27, 23, 6,  26, 5,  4, 31};
+    x |= x >> 1;
+    x |= x >> 2;
+    x |= x >> 4;
+    x |= x >> 8;
+    x |= x >> 16;
+    return index_of[(x * 0x07C4ACDDu) >> 27];
+}
+#endif
 
 /* An arena's size, clamped so that lo + size stays inside the address space. */
 static inline size_t hk_arena_room(uintptr_t lo, size_t size)

@@ -12,8 +12,11 @@
  * Blocks are carved from the top one after another, so expected addresses
  * are offsets from the first block. req(g) is the request whose gross size
  * is exactly g (g minus the tag, and minus the canary room at level 2);
- * every g used is a multiple of 16, so the expectations hold for HK_ALIGN 8
- * and 16 alike.
+ * every g written out is a multiple of 16 and at least 32 (no smaller than
+ * HK_TAG_MIN_BLOCK in any geometry), so the expectations hold for the 4-byte
+ * tag of 32-bit targets and the 8-byte one of 64-bit hosts, HK_ALIGN 8 and
+ * 16 alike. Where the outcome turns on the smallest block (can a rest be
+ * split off?), sizes are computed from MIN_BLOCK and HK_ALIGN.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,12 +32,13 @@
 
 #define ARENA_SIZE (160u * 1024u)
 #define HDR HK_TAG_HDR
+#define MIN_BLOCK HK_TAG_MIN_BLOCK
 
 static TEST_ARENA(ARENA_SIZE) g_arena;
 static walk_log_t g_walk;
 static uintptr_t g_base;
 
-/* Request for a block of exactly gross bytes (gross a multiple of 16, at least 32). */
+/* Request for a block of exactly gross bytes (gross a multiple of HK_ALIGN, at least MIN_BLOCK). */
 static size_t req(size_t gross) { return gross - HDR - HK_CANARY_ROOM; }
 
 /* usable_size of a block of gross bytes handed out for request: the request at level 2, else all of it. */
@@ -414,12 +418,13 @@ static void test_split_levels(void **state)
     (void)state;
     expect_split(HK_DMM_LEVEL_NEVER, 64 + 8192, 0);
     expect_split(HK_DMM_LEVEL_NEVER, 64 + 32768, 0);
-    expect_split(HK_DMM_LEVEL_ALWAYS, 64 + 32, 1);
-    expect_split(HK_DMM_LEVEL_ALWAYS, 64 + 16, 0); /* a 16-byte rest cannot be a block */
+    expect_split(HK_DMM_LEVEL_ALWAYS, 64 + MIN_BLOCK, 1);
+    expect_split(HK_DMM_LEVEL_ALWAYS, 64 + MIN_BLOCK - HK_ALIGN, 0); /* a rest below MIN_BLOCK cannot be a block */
     for (level = 1; level <= 8; level++) {
         size_t t = hk_dmm_level_threshold(level);
+        assert_true(t - HK_ALIGN >= MIN_BLOCK); /* below the threshold, not below a block */
         expect_split(level, 64 + t, 1);
-        expect_split(level, 64 + t - 16, 0);
+        expect_split(level, 64 + t - HK_ALIGN, 0);
     }
 }
 
@@ -468,11 +473,11 @@ static void test_coalesce_levels(void **state)
     unsigned level;
     (void)state;
     assert_false(coalesces(HK_DMM_LEVEL_NEVER, 16384));
-    assert_true(coalesces(HK_DMM_LEVEL_ALWAYS, 32));
+    assert_true(coalesces(HK_DMM_LEVEL_ALWAYS, MIN_BLOCK));
     for (level = 1; level <= 8; level++) {
         size_t t = hk_dmm_level_threshold(level);
         assert_true(coalesces(level, t));
-        assert_false(coalesces(level, t - 16));
+        assert_false(coalesces(level, t - HK_ALIGN));
     }
 }
 
@@ -742,7 +747,7 @@ static void test_preset_wince(void **state)
     hk_dmm_free(d, p[0]);
     hk_dmm_free(d, p[2]);
     assert_int_equal(off(must_malloc(d, req(112))), 320); /* LIFO first fit, not the lower 256 hole */
-    expect_block(d, 320, 128, 1);                          /* 16-byte rest: no split */
+    expect_block(d, 320, 128, 1);                          /* 16-byte rest: below level 1's threshold */
     p[2] = must_malloc(d, req(64));
     assert_int_equal(off(p[2]), 0);
     expect_block(d, 0, 256, 1); /* level 1: a 192-byte rest is not split off */
@@ -795,7 +800,7 @@ static void test_preset_lea(void **state)
     hk_dmm_free(d, p[3]); /* a 32-byte block: a fast list, not merged with the free 64 before it */
     expect_block(d, 448, 64, 0);
     expect_block(d, 512, 32, 0);
-    hk_dmm_free(d, p[4]); /* a 56-byte request: fast list too */
+    hk_dmm_free(d, p[4]); /* a 64-byte block (a request below 64): fast list too */
     expect_block(d, 544, 64, 0);
     expect_consistent(d);
     hk_dmm_free(d, q); /* pool: merges with the 64-byte rest */

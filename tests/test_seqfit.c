@@ -6,10 +6,15 @@
  * aligned_alloc, the hk_stats_t counters, huge requests, misuse and init.
  *
  * Expected addresses are offsets from the first block and follow from the
- * layout in src/tagged.h: an 8-byte tag per block, gross sizes rounded up to
- * HK_ALIGN and never below HK_TAG_MIN_BLOCK (32 bytes on a 64-bit host).
- * Requests are chosen so that gross sizes are multiples of 16, which makes
- * every expected value the same for HK_ALIGN 8 and 16.
+ * layout in src/tagged.h: an HK_TAG_HDR-byte tag per block (4 bytes on
+ * 32-bit targets, 8 on 64-bit hosts), gross sizes rounded up to HK_ALIGN and
+ * never below HK_TAG_MIN_BLOCK (16 bytes on 32-bit targets, 24 on a 64-bit
+ * host, 32 with HK_ALIGN 16). Hand-worked layouts name gross sizes: req(g)
+ * is the request whose block is exactly g bytes, and every g written out is
+ * a multiple of 16 and at least 32, which makes those layouts the same in
+ * every geometry. Split thresholds and the one placement that depends on
+ * whether a 16-byte rest can be a block are computed from HDR, MIN_BLOCK
+ * and HK_ALIGN.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,6 +44,14 @@ static hk_seqfit_policy_t policy_of(void **state) { return *(const hk_seqfit_pol
 
 /* The gross block size a request must get, computed from the layout rules rather than the library. */
 static size_t gross_of(size_t request) { return gross_size(request, HDR, MIN_BLOCK); }
+
+/* The request whose block is exactly `gross` bytes (a multiple of HK_ALIGN, at least MIN_BLOCK). */
+static size_t req(size_t gross)
+{
+    assert_true(gross >= MIN_BLOCK && gross % HK_ALIGN == 0);
+    assert_int_equal(gross_of(gross - HDR), gross);
+    return gross - HDR;
+}
 
 static const walk_log_t *walk(hk_seqfit_t *s)
 {
@@ -265,7 +278,7 @@ static void test_init_misaligned(void **state)
         }
         w = walk(s);
         assert_true((uintptr_t)w->b[0].start > (uintptr_t)s);
-        /* The last block and the 8-byte sentinel after it stay inside the caller's bytes. */
+        /* The last block and the HDR-byte sentinel tag after it stay inside the caller's bytes. */
         assert_true((uintptr_t)w->b[w->n - 1u].start + w->b[w->n - 1u].size + HDR <= (uintptr_t)arena + 8192u);
         assert_true(stats(s).capacity + 512u > 8192u);
         expect_consistent(s);
@@ -314,14 +327,14 @@ static void test_gross_sizes(void **state)
  */
 static void make_holes(hk_seqfit_t *s)
 {
-    static const size_t req[7] = {40, 184, 40, 88, 40, 248, 40};
+    static const size_t gross[7] = {48, 192, 48, 96, 48, 256, 48};
     static const size_t at_off[7] = {0, 48, 240, 288, 384, 432, 688};
     static const blk_t layout[8] = {{0, 48, 1},   {48, 192, 0},  {240, 48, 1}, {288, 96, 0},
                                     {384, 48, 1}, {432, 256, 0}, {688, 48, 1}, {736, TOP, 0}};
     void *p[7];
     size_t i;
     for (i = 0; i < 7; i++) {
-        p[i] = must_malloc(s, req[i]);
+        p[i] = must_malloc(s, req(gross[i]));
         assert_int_equal(off(p[i]), at_off[i]);
     }
     hk_seqfit_free(s, p[1]);
@@ -337,37 +350,47 @@ static void make_holes(hk_seqfit_t *s)
 static void test_placement(void **state)
 {
     /* Requests of gross 96, 160, 48, 96 against holes B 192 @48, D 96 @288, F 256 @432. */
-    static const size_t req[4] = {88, 152, 40, 88};
+    static const size_t gross[4] = {96, 160, 48, 96};
     static const size_t expect[4][4] = {
         {48, 432, 144, 288},  /* first: lowest address that fits every time */
         {48, 432, 592, 144},  /* next: B, on past B' and D to F, F's rest, then wraps to B' */
         {288, 48, 432, 480},  /* best: D exactly, B, then F (B's 32-byte rest is too small), F's rest */
-        {432, 48, 528, 576},  /* worst: F, B, F's rest, F's rest's rest (16 left over: no split) */
+        {432, 48, 528, 576},  /* worst: F, B, F's rest, F's rest's rest (112 bytes for 96) */
     };
-    /* Listed free blocks left over (offset, size). */
-    static const size_t left_off[4][2] = {{192, 592}, {288, 640}, {208, 576}, {208, 288}};
-    static const size_t left_size[4][2] = {{48, 96}, {96, 48}, {32, 112}, {32, 96}};
+    /* Listed free blocks left over (offset, size); worst fit's third only where it is split off. */
+    static const size_t left_off[4][3] = {{192, 592}, {288, 640}, {208, 576}, {208, 288, 672}};
+    static const size_t left_size[4][3] = {{48, 96}, {96, 48}, {32, 112}, {32, 96, 16}};
     hk_seqfit_policy_t pol = policy_of(state);
     hk_seqfit_t *s = make(pol);
+    /*
+     * Worst fit's last pick leaves 112 - 96 = 16 bytes: a block of its own
+     * where HK_TAG_MIN_BLOCK is 16 (32-bit targets), else part of the block
+     * handed out. Every other pick splits off a rest of at least 32 or fits
+     * exactly.
+     */
+    int tail_split = pol == HK_SEQFIT_WORST && 112u - 96u >= MIN_BLOCK;
+    size_t left = tail_split ? 3u : 2u;
     size_t offs[8];
     size_t sizes[8];
     size_t i;
 
     make_holes(s);
     for (i = 0; i < 4; i++) {
-        void *p = must_malloc(s, req[i]);
+        void *p = must_malloc(s, req(gross[i]));
+        size_t got = (pol == HK_SEQFIT_WORST && i == 3 && !tail_split) ? 112u : gross[i];
         assert_int_equal(off(p), expect[pol][i]);
+        assert_int_equal(hk_seqfit_usable_size(s, p), got - HDR);
         expect_consistent(s);
     }
-    assert_int_equal(listed_blocks(s, offs, sizes, 8), 2);
-    for (i = 0; i < 2; i++) {
+    assert_int_equal(listed_blocks(s, offs, sizes, 8), left);
+    for (i = 0; i < left; i++) {
         assert_int_equal(offs[i], left_off[pol][i]);
         assert_int_equal(sizes[i], left_size[pol][i]);
     }
     assert_int_equal(counters(s).reuses, 4);
     assert_int_equal(counters(s).grows, 7);
-    assert_int_equal(counters(s).splits, 3);
-    assert_int_equal(counters(s).free_blocks, 2);
+    assert_int_equal(counters(s).splits, 3u + (size_t)tail_split);
+    assert_int_equal(counters(s).free_blocks, left);
     assert_int_equal(counters(s).max_heap, 736);
 }
 
@@ -377,13 +400,13 @@ static void test_placement_falls_to_top(void **state)
     hk_seqfit_t *s = make(policy_of(state));
     void *p;
     make_holes(s);
-    p = must_malloc(s, 264); /* gross 272 > 256 */
+    p = must_malloc(s, req(272)); /* > 256 */
     assert_int_equal(off(p), 736);
     assert_int_equal(counters(s).grows, 8);
     assert_int_equal(counters(s).reuses, 0);
     assert_int_equal(counters(s).max_heap, 736 + 272);
     /* Worst fit takes the largest hole even when a smaller one fits exactly. */
-    p = must_malloc(s, 88);
+    p = must_malloc(s, req(96));
     assert_int_equal(off(p), policy_of(state) == HK_SEQFIT_WORST ? 432u : policy_of(state) == HK_SEQFIT_BEST ? 288u : 48u);
     expect_consistent(s);
 }
@@ -411,20 +434,20 @@ static void test_next_fit_rover(void **state)
     (void)state;
 
     /* Rover on B's rest (144); freeing the block in front of it merges it away (B @48, D, F listed). */
-    s = rover_then_free(88, 48, 48, 1, 3);
+    s = rover_then_free(req(96), 48, 48, 1, 3);
     /* The search resumes at the next listed block, D, not at B (first fit's pick). */
-    assert_int_equal(off(must_malloc(s, 88)), 288);
+    assert_int_equal(off(must_malloc(s, req(96))), 288);
     expect_consistent(s);
 
     /* Rover on B's rest (144); freeing C behind it merges B', C and D into one block: B'C D @144 (240 bytes), F @432. */
-    s = rover_then_free(88, 48, 240, 2, 2);
-    assert_int_equal(off(must_malloc(s, 40)), 432);
+    s = rover_then_free(req(96), 48, 240, 2, 2);
+    assert_int_equal(off(must_malloc(s, req(48))), 432);
     expect_consistent(s);
 
     /* Rover on F's rest (640), which merges into the top when G is freed. */
-    s = rover_then_free(200, 432, 688, 2, 2);
-    assert_int_equal(off(must_malloc(s, 40)), 48); /* starts over at the head */
-    assert_int_equal(off(must_malloc(s, 40)), 96); /* and continues from there */
+    s = rover_then_free(req(208), 432, 688, 2, 2);
+    assert_int_equal(off(must_malloc(s, req(48))), 48); /* starts over at the head */
+    assert_int_equal(off(must_malloc(s, req(48))), 96); /* and continues from there */
     expect_consistent(s);
 }
 
@@ -433,7 +456,7 @@ static void test_next_fit_rover(void **state)
 static void test_top(void **state)
 {
     hk_seqfit_t *s = make(policy_of(state));
-    void *a = must_malloc(s, 40);
+    void *a = must_malloc(s, req(48));
     void *b;
     void *c;
     void *d;
@@ -442,10 +465,10 @@ static void test_top(void **state)
     assert_int_equal(off(a), 0);
     assert_int_equal(counters(s).grows, 1);
     assert_int_equal(counters(s).max_heap, 48);
-    b = must_malloc(s, 184);
+    b = must_malloc(s, req(192));
     assert_int_equal(off(b), 48);
     assert_int_equal(counters(s).max_heap, 240);
-    c = must_malloc(s, 88);
+    c = must_malloc(s, req(96));
     assert_int_equal(off(c), 240);
     assert_int_equal(counters(s).max_heap, 336);
     assert_int_equal(counters(s).grows, 3);
@@ -460,7 +483,7 @@ static void test_top(void **state)
     assert_int_equal(counters(s).coalesces, 1);
     assert_int_equal(counters(s).free_blocks, 0);
     assert_int_equal(counters(s).max_heap, 336);
-    d = must_malloc(s, 40);
+    d = must_malloc(s, req(48));
     assert_int_equal(off(d), 240);
     assert_int_equal(counters(s).grows, 4);
     assert_int_equal(counters(s).max_heap, 336);
@@ -470,13 +493,13 @@ static void test_top(void **state)
     assert_int_equal(counters(s).free_blocks, 1);
     assert_int_equal(stats(s).free_blocks, 2);
     assert_int_equal(counters(s).coalesces, 1);
-    e = must_malloc(s, 40);
+    e = must_malloc(s, req(48));
     assert_ptr_equal(e, a);
     assert_int_equal(counters(s).reuses, 1);
     assert_int_equal(counters(s).grows, 4);
     assert_int_equal(counters(s).splits, 0);
     assert_int_equal(counters(s).free_blocks, 0);
-    assert_int_equal(counters(s).requested, 40 + 184 + 88 + 40 + 40);
+    assert_int_equal(counters(s).requested, req(48) + req(192) + req(96) + req(48) + req(48));
     expect_consistent(s);
 
     /* Down to nothing: the top covers the span again. */
@@ -502,31 +525,34 @@ static void *reuse_hole(hk_seqfit_t *s, void *hole, size_t request, size_t usabl
 static void test_split_threshold(void **state)
 {
     hk_seqfit_t *s = make(policy_of(state));
+    /* The hole B @48, and where its rest starts when a MIN_BLOCK rest is split off. */
+    const size_t rest_off = 48 + 192 - MIN_BLOCK;
     void *b;
     void *p;
-    must_malloc(s, 40);
-    b = must_malloc(s, 184); /* 192 @48 */
-    must_malloc(s, 40);
+    must_malloc(s, req(48));
+    b = must_malloc(s, req(192)); /* 192 @48 */
+    must_malloc(s, req(48));
     hk_seqfit_free(s, b);
 
-    /* 192 - 176 = 16 < HK_TAG_MIN_BLOCK: the whole hole is handed out. */
-    p = reuse_hole(s, b, 168, 184, 0, 1);
+    /* A rest of MIN_BLOCK - HK_ALIGN cannot be a block: the whole hole is handed out. */
+    p = reuse_hole(s, b, req(192 - (MIN_BLOCK - HK_ALIGN)), req(192), 0, 1);
     assert_int_equal(stats(s).used_requested, stats(s).used_granted); /* level 1 stores no request */
-    assert_int_equal(stats(s).used_granted, 40 + 184 + 40);
+    assert_int_equal(stats(s).used_granted, req(48) + req(192) + req(48));
     assert_int_equal(counters(s).free_blocks, 0);
     expect_consistent(s);
     hk_seqfit_free(s, p);
 
-    /* 192 - 160 = 32 = HK_TAG_MIN_BLOCK: split, the rest stays listed. */
-    p = reuse_hole(s, b, 152, 152, 1, 2);
+    /* A rest of exactly HK_TAG_MIN_BLOCK: split, the rest stays listed. */
+    p = reuse_hole(s, b, req(192 - MIN_BLOCK), req(192 - MIN_BLOCK), 1, 2);
     {
-        static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, TOP, 0}};
+        const blk_t layout[5] = {
+            {0, 48, 1}, {48, 192 - MIN_BLOCK, 1}, {rest_off, MIN_BLOCK, 0}, {240, 48, 1}, {288, TOP, 0}};
         expect_layout(s, layout, 5);
     }
-    /* That 32-byte rest takes a malloc(0) (or anything up to 24 bytes) exactly. */
+    /* That MIN_BLOCK rest takes a malloc(0) (or anything up to MIN_BLOCK - HDR bytes) exactly. */
     p = must_malloc(s, 0);
-    assert_int_equal(off(p), 208);
-    assert_int_equal(hk_seqfit_usable_size(s, p), 32 - HDR);
+    assert_int_equal(off(p), rest_off);
+    assert_int_equal(hk_seqfit_usable_size(s, p), MIN_BLOCK - HDR);
     assert_int_equal(counters(s).splits, 1);
     expect_consistent(s);
 }
@@ -537,10 +563,10 @@ static void test_coalesce(void **state)
     void *p[7];
     size_t i;
     for (i = 0; i < 6; i++) {
-        p[i] = must_malloc(s, 88); /* 96 each at 0, 96, ..., 480 */
+        p[i] = must_malloc(s, req(96)); /* 96 each at 0, 96, ..., 480 */
         assert_int_equal(off(p[i]), i * 96u);
     }
-    p[6] = must_malloc(s, 40); /* @576, keeps the holes off the top */
+    p[6] = must_malloc(s, req(48)); /* @576, keeps the holes off the top */
 
     hk_seqfit_free(s, p[1]); /* no free neighbour */
     assert_int_equal(counters(s).coalesces, 0);
@@ -700,28 +726,29 @@ static void test_heap4_first_fit_by_hand(void **state)
     /*
      * heap_4 walks its address-ordered list from the start and takes the first
      * block that fits, the rest of the heap being the last block on that list.
-     * Gross sizes: 104->112, 24->32, 296->304, 56->64, 40->48, 72->80, 216->224, 8->32.
+     * Requests by gross size: 112, 32, 304, 64, then 48, 80, 64, 32, 224 and a
+     * malloc(8).
      */
     hk_seqfit_t *s = make(HK_SEQFIT_FIRST);
     void *p[10];
     (void)state;
-    p[0] = must_malloc(s, 104); /* @0 */
-    p[1] = must_malloc(s, 24);  /* @112 */
-    p[2] = must_malloc(s, 296); /* @144 */
-    p[3] = must_malloc(s, 56);  /* @448, top @512 */
+    p[0] = must_malloc(s, req(112)); /* @0 */
+    p[1] = must_malloc(s, req(32));  /* @112 */
+    p[2] = must_malloc(s, req(304)); /* @144 */
+    p[3] = must_malloc(s, req(64));  /* @448, top @512 */
     assert_int_equal(off(p[0]), 0);
     assert_int_equal(off(p[1]), 112);
     assert_int_equal(off(p[2]), 144);
     assert_int_equal(off(p[3]), 448);
-    hk_seqfit_free(s, p[0]);    /* hole [0,112) */
-    hk_seqfit_free(s, p[2]);    /* hole [144,448) */
-    p[4] = must_malloc(s, 40);  /* first hole, rest 64 @48 */
-    p[5] = must_malloc(s, 72);  /* 64 too small: second hole, rest 224 @224 */
-    p[6] = must_malloc(s, 56);  /* exactly the 64 @48 */
-    hk_seqfit_free(s, p[1]);    /* 32 @112 between used blocks */
-    p[7] = must_malloc(s, 24);  /* exactly @112 */
-    p[8] = must_malloc(s, 216); /* exactly @224 */
-    p[9] = must_malloc(s, 8);   /* list empty: the top @512 */
+    hk_seqfit_free(s, p[0]);         /* hole [0,112) */
+    hk_seqfit_free(s, p[2]);         /* hole [144,448) */
+    p[4] = must_malloc(s, req(48));  /* first hole, rest 64 @48 */
+    p[5] = must_malloc(s, req(80));  /* 64 too small: second hole, rest 224 @224 */
+    p[6] = must_malloc(s, req(64));  /* exactly the 64 @48 */
+    hk_seqfit_free(s, p[1]);         /* 32 @112 between used blocks */
+    p[7] = must_malloc(s, req(32));  /* exactly @112 */
+    p[8] = must_malloc(s, req(224)); /* exactly @224 */
+    p[9] = must_malloc(s, 8);        /* list empty: the top @512 */
     assert_int_equal(off(p[4]), 0);
     assert_int_equal(off(p[5]), 144);
     assert_int_equal(off(p[6]), 48);
@@ -914,18 +941,20 @@ static void test_realloc_paths(void **state)
 {
     hk_seqfit_t *s = make(HK_SEQFIT_FIRST);
     hk_stats_t st;
-    void *a = must_malloc(s, 40);
-    void *p = must_malloc(s, 184);
-    void *c = must_malloc(s, 40);
+    void *a = must_malloc(s, req(48));
+    void *p = must_malloc(s, req(192));
+    void *c = must_malloc(s, req(48));
+    /* A request that would leave MIN_BLOCK - HK_ALIGN of a 96-byte block: too little to cut off. */
+    size_t keep = req(96 - (MIN_BLOCK - HK_ALIGN));
     void *q;
     void *r;
     (void)state;
 
     /* Shrink with a split: the 96-byte rest is freed (C stops it merging). */
-    fill_pattern(p, 184, 1);
-    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, 88), p);
-    assert_int_equal(hk_seqfit_usable_size(s, p), 88);
-    assert_pattern(p, 88, 1);
+    fill_pattern(p, req(192), 1);
+    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, req(96)), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), req(96));
+    assert_pattern(p, req(96), 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 96, 1}, {144, 96, 0}, {240, 48, 1}, {288, TOP, 0}};
         expect_layout(s, layout, 5);
@@ -937,17 +966,17 @@ static void test_realloc_paths(void **state)
     assert_int_equal(st.used_requested, st.used_granted); /* level 1 stores no request */
     expect_consistent(s);
 
-    /* Shrink by less than a minimum block: nothing moves, the request is recorded. */
-    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, 72), p);
-    assert_int_equal(hk_seqfit_usable_size(s, p), 88);
+    /* Shrink by less than a minimum block: nothing moves. */
+    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, keep), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), req(96));
     assert_int_equal(stats(s).used_requested, stats(s).used_granted); /* level 1 stores no request */
     assert_int_equal(stats(s).split_count, 1);
-    assert_pattern(p, 72, 1);
+    assert_pattern(p, keep, 1);
 
     /* Grow into the free neighbour, splitting off its unneeded 32 bytes. */
-    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, 152), p);
-    assert_int_equal(hk_seqfit_usable_size(s, p), 152);
-    assert_pattern(p, 72, 1);
+    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, req(160)), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), req(160));
+    assert_pattern(p, keep, 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, TOP, 0}};
         expect_layout(s, layout, 5);
@@ -956,20 +985,20 @@ static void test_realloc_paths(void **state)
     assert_int_equal(stats(s).split_count, 2);
 
     /* Grow into the free neighbour exactly. */
-    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, 184), p);
-    assert_int_equal(hk_seqfit_usable_size(s, p), 184);
-    assert_pattern(p, 72, 1);
+    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), p, req(192)), p);
+    assert_int_equal(hk_seqfit_usable_size(s, p), req(192));
+    assert_pattern(p, keep, 1);
     assert_int_equal(stats(s).coalesce_count, 2);
     assert_int_equal(stats(s).free_blocks, 1);
     expect_consistent(s);
 
     /* Blocked by C: move to the top, content kept, the old block freed. */
-    fill_pattern(p, 184, 2);
+    fill_pattern(p, req(192), 2);
     st = stats(s);
-    q = hk_realloc(hk_seqfit_heap(s), p, 392);
+    q = hk_realloc(hk_seqfit_heap(s), p, req(400));
     assert_non_null(q);
     assert_int_equal(off(q), 288);
-    assert_pattern(q, 184, 2);
+    assert_pattern(q, req(192), 2);
     assert_int_equal(stats(s).alloc_count, st.alloc_count + 1);
     assert_int_equal(stats(s).free_count, st.free_count + 1);
     assert_int_equal(stats(s).realloc_count, st.realloc_count + 1);
@@ -981,9 +1010,9 @@ static void test_realloc_paths(void **state)
     expect_consistent(s);
 
     /* Grow into the top: same address, the top rises. */
-    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), q, 1000), q);
-    assert_int_equal(hk_seqfit_usable_size(s, q), 1000);
-    assert_pattern(q, 184, 2);
+    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), q, req(1008)), q);
+    assert_int_equal(hk_seqfit_usable_size(s, q), req(1008));
+    assert_pattern(q, req(192), 2);
     assert_int_equal(counters(s).max_heap, 288 + 1008);
     assert_int_equal(stats(s).coalesce_count, 3);
     assert_int_equal(stats(s).split_count, 3);
@@ -994,7 +1023,7 @@ static void test_realloc_paths(void **state)
 
     /* realloc(NULL, n) is malloc(n); realloc(p, 0) frees p. */
     st = stats(s);
-    r = hk_realloc(hk_seqfit_heap(s), NULL, 40);
+    r = hk_realloc(hk_seqfit_heap(s), NULL, req(48));
     assert_int_equal(off(r), 48);
     assert_int_equal(stats(s).alloc_count, st.alloc_count + 1);
     assert_int_equal(stats(s).split_count, 4);
@@ -1012,14 +1041,14 @@ static void test_realloc_paths(void **state)
     assert_int_equal(stats(s).fail_count, st.fail_count + 2);
     assert_int_equal(stats(s).free_bytes, st.free_bytes);
     assert_int_equal(stats(s).used_requested, stats(s).used_granted); /* level 1 stores no request */
-    assert_int_equal(hk_seqfit_usable_size(s, q), 1000);
-    assert_pattern(q, 184, 2);
+    assert_int_equal(hk_seqfit_usable_size(s, q), req(1008));
+    assert_pattern(q, req(192), 2);
 
     /* A free neighbour too small to grow into: A moves to the top and merges with it. */
-    fill_pattern(a, 40, 3);
-    r = hk_realloc(hk_seqfit_heap(s), a, 392);
+    fill_pattern(a, req(48), 3);
+    r = hk_realloc(hk_seqfit_heap(s), a, req(400));
     assert_int_equal(off(r), 1296);
-    assert_pattern(r, 40, 3);
+    assert_pattern(r, req(48), 3);
     {
         static const blk_t layout[5] = {{0, 240, 0}, {240, 48, 1}, {288, 1008, 1}, {1296, 400, 1}, {1696, TOP, 0}};
         expect_layout(s, layout, 5);
@@ -1029,10 +1058,10 @@ static void test_realloc_paths(void **state)
     expect_consistent(s);
 
     /* Growing the block under the top by one 16-byte step raises the top by as much. */
-    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), r, 408), r);
-    assert_int_equal(hk_seqfit_usable_size(s, r), 408);
+    assert_ptr_equal(hk_realloc(hk_seqfit_heap(s), r, req(416)), r);
+    assert_int_equal(hk_seqfit_usable_size(s, r), req(416));
     assert_int_equal(counters(s).max_heap, 1712);
-    assert_pattern(r, 40, 3);
+    assert_pattern(r, req(48), 3);
     expect_consistent(s);
     hk_seqfit_free(s, c);
     hk_seqfit_free(s, q);
@@ -1054,7 +1083,7 @@ static void test_aligned_from_top(void **state)
     (void)state;
     for (alignment = 16; alignment <= 4096; alignment *= 2) {
         hk_seqfit_t *s = make(HK_SEQFIT_FIRST);
-        void *x = must_malloc(s, 40); /* top @48 */
+        void *x = must_malloc(s, req(48)); /* top @48 */
         void *p = hk_seqfit_aligned_alloc(s, alignment, 100);
         uintptr_t expect = expected_aligned(48, alignment);
         size_t gap = (size_t)(expect - (g_base + 48 + HDR));
@@ -1076,8 +1105,9 @@ static void test_aligned_from_top(void **state)
             assert_int_equal(st.split_count, 1);
             assert_int_equal(c.free_blocks, 1);
         } else {
-            assert_int_equal(gross_of(100), 112); /* x, then 112 bytes at 48, the rest free from 160 */
+            /* x, then p at 48, the top from 48 + gross_of(100): carved, nothing listed */
             assert_int_equal(st.split_count, 0);
+            assert_int_equal(c.free_blocks, 0);
         }
         expect_consistent(s);
         fill_pattern(p, 100, 7);
@@ -1096,9 +1126,9 @@ static void test_aligned_from_list(void **state)
     for (k = 0; k < 4; k++) {
         for (alignment = 16; alignment <= 4096; alignment *= 2) {
             hk_seqfit_t *s = make(k_policy[k]);
-            void *a = must_malloc(s, 40);
-            void *h = must_malloc(s, 8184); /* 8192 @48 */
-            void *c = must_malloc(s, 40);   /* @8240, top @8288 */
+            void *a = must_malloc(s, req(48));
+            void *h = must_malloc(s, req(8192)); /* 8192 @48 */
+            void *c = must_malloc(s, req(48));   /* @8240, top @8288 */
             void *p;
             uintptr_t expect = expected_aligned(48, alignment);
             size_t gap = (size_t)(expect - (g_base + 48 + HDR));

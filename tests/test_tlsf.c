@@ -7,12 +7,19 @@
  * seeded random stress with check() after every operation.
  *
  * Expected addresses are offsets from the first block, derived from the
- * layout in src/tagged.h (8-byte tag, gross sizes rounded to HK_ALIGN and at
- * least HK_TAG_MIN_BLOCK) and, for the list tests, from the mapping the
- * header comment of src/tlsf.c describes: sizes below 2^(sl_log2 +
- * log2 HK_ALIGN) map linearly, above that [2^f, 2^(f+1)) is cut into
- * 2^sl_log2 lists of 2^(f - sl_log2) bytes. Fresh heaps carve blocks from the
- * start of their single free block, so consecutive mallocs sit side by side.
+ * layout in src/tagged.h (an HK_TAG_HDR-byte tag: 4 bytes on 32-bit targets,
+ * 8 on 64-bit hosts; gross sizes rounded to HK_ALIGN and at least
+ * HK_TAG_MIN_BLOCK) and, for the list tests, from the mapping the header
+ * comment of src/tlsf.c describes: sizes below 2^(sl_log2 + log2 HK_ALIGN)
+ * map linearly, above that [2^f, 2^(f+1)) is cut into 2^sl_log2 lists of
+ * 2^(f - sl_log2) bytes. Fresh heaps carve blocks from the start of their
+ * single free block, so consecutive mallocs sit side by side.
+ *
+ * Hand-worked layouts name gross sizes, not requests: req(g) is the request
+ * whose block is exactly g bytes. Every g written out is a multiple of 16 and
+ * at least 32 (>= HK_TAG_MIN_BLOCK in every geometry), so those layouts hold
+ * for every tag size and for HK_ALIGN 8 and 16; thresholds that depend on
+ * the geometry are computed from HDR, MIN_BLOCK and HK_ALIGN.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +47,14 @@ static unsigned k_sl[6] = {0, 1, 2, 3, 4, 5};
 static unsigned sl_of(void **state) { return *(const unsigned *)*state; }
 
 static size_t gross_of(size_t request) { return gross_size(request, HDR, MIN_BLOCK); }
+
+/* The request whose block is exactly `gross` bytes (a multiple of HK_ALIGN, at least MIN_BLOCK). */
+static size_t req(size_t gross)
+{
+    assert_true(gross >= MIN_BLOCK && gross % HK_ALIGN == 0);
+    assert_int_equal(gross_of(gross - HDR), gross);
+    return gross - HDR;
+}
 
 static unsigned log2_floor(size_t x)
 {
@@ -317,7 +332,7 @@ static void test_own_list_head(void **state)
     assert_int_equal(stats(t).free_blocks, 1);
     expect_consistent(t);
 
-    /* Same list, but the block there is 8 bytes short: the search rounds up and goes on. */
+    /* Same list, but the block there is HK_ALIGN bytes short: the search rounds up and goes on. */
     hk_tlsf_free(t, yb);
     p = must_malloc(t, s - HDR);
     assert_int_equal(off(p), rest_off);
@@ -344,10 +359,10 @@ static void test_bitmap_search(void **state)
     hk_stats_t st;
 
     for (i = 0; i < 4; i++) {
-        small[i] = must_malloc(t, 0); /* 32 bytes each at 0, 32, 64, 96 */
+        small[i] = must_malloc(t, 0); /* MIN_BLOCK bytes each, side by side from 0 */
         assert_int_equal(off(small[i]), i * MIN_BLOCK);
     }
-    z = must_malloc(t, 16384 - HDR); /* @128 */
+    z = must_malloc(t, 16384 - HDR); /* right after them */
     assert_int_equal(off(z), 4u * MIN_BLOCK);
     must_malloc(t, 0);
     fill_rest(t, rest, 64);
@@ -360,7 +375,7 @@ static void test_bitmap_search(void **state)
     assert_int_equal(st.smallest_free, MIN_BLOCK);
     assert_true(log2_floor(16384) - log2_floor(gross_of(100)) >= 6);
 
-    /* Nothing in the lists at or above 112 bytes until the 16 KiB block, first levels further up. */
+    /* Nothing in the lists at or above gross_of(100) bytes until the 16 KiB block, first levels further up. */
     p = must_malloc(t, 100);
     assert_ptr_equal(p, z);
     st = stats(t);
@@ -369,7 +384,7 @@ static void test_bitmap_search(void **state)
     assert_int_equal(st.free_blocks, 3);
     expect_consistent(t);
 
-    /* A minimum request is served from a 32-byte block, not by cutting the big one. */
+    /* A minimum request is served from a MIN_BLOCK block, not by cutting the big one. */
     p = must_malloc(t, 0);
     assert_true(off(p) == 0 || off(p) == 2u * MIN_BLOCK);
     assert_int_equal(stats(t).largest_free, 16384 - gross_of(100));
@@ -393,10 +408,10 @@ static void test_coalesce_neighbours(void **state)
     void *p[7];
     size_t i;
     for (i = 0; i < 6; i++) {
-        p[i] = must_malloc(t, 88); /* 96 each at 0, 96, ..., 480 */
+        p[i] = must_malloc(t, req(96)); /* 96 each at 0, 96, ..., 480 */
         assert_int_equal(off(p[i]), i * 96u);
     }
-    p[6] = must_malloc(t, 40); /* @576, the free rest from 624 */
+    p[6] = must_malloc(t, req(48)); /* @576, the free rest from 624 */
 
     hk_tlsf_free(t, p[1]);
     assert_int_equal(stats(t).coalesce_count, 0);
@@ -469,9 +484,9 @@ static void test_split_rules(void **state)
     void *p;
     size_t splits;
 
-    must_malloc(t, 40);
-    f = must_malloc(t, 1024 - HDR); /* 1024 @48 */
-    must_malloc(t, 40);
+    must_malloc(t, req(48));
+    f = must_malloc(t, req(1024)); /* 1024 @48 */
+    must_malloc(t, req(48));
     fill_rest(t, rest, 64);
     hk_tlsf_free(t, f);
     assert_int_equal(stats(t).free_blocks, 1);
@@ -504,17 +519,19 @@ static void test_realloc_paths(void **state)
 {
     hk_tlsf_t *t = make(sl_of(state));
     hk_stats_t st;
-    void *a = must_malloc(t, 40);
-    void *p = must_malloc(t, 184);
-    void *c = must_malloc(t, 40);
+    void *a = must_malloc(t, req(48));
+    void *p = must_malloc(t, req(192));
+    void *c = must_malloc(t, req(48));
+    /* A request that would leave MIN_BLOCK - HK_ALIGN of a 96-byte block: too little to cut off. */
+    size_t keep = req(96 - (MIN_BLOCK - HK_ALIGN));
     void *q;
     void *r;
 
     /* Shrink with a split; C keeps the 96-byte rest apart from the free space. */
-    fill_pattern(p, 184, 1);
-    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, 88), p);
-    assert_int_equal(hk_tlsf_usable_size(t, p), 88);
-    assert_pattern(p, 88, 1);
+    fill_pattern(p, req(192), 1);
+    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, req(96)), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), req(96));
+    assert_pattern(p, req(96), 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 96, 1}, {144, 96, 0}, {240, 48, 1}, {288, REST, 0}};
         expect_layout(t, layout, 5);
@@ -524,32 +541,34 @@ static void test_realloc_paths(void **state)
     expect_consistent(t);
 
     /* Shrink by less than a block: nothing moves. */
-    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, 72), p);
-    assert_int_equal(hk_tlsf_usable_size(t, p), 88);
+    st = stats(t);
+    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, keep), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), req(96));
+    assert_int_equal(stats(t).split_count, st.split_count);
     assert_int_equal(stats(t).used_requested, stats(t).used_granted); /* level 1 stores no request */
 
     /* Grow into the free neighbour, giving back what is not needed. */
     st = stats(t);
-    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, 152), p);
-    assert_int_equal(hk_tlsf_usable_size(t, p), 152);
-    assert_pattern(p, 72, 1);
+    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, req(160)), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), req(160));
+    assert_pattern(p, keep, 1);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 160, 1}, {208, 32, 0}, {240, 48, 1}, {288, REST, 0}};
         expect_layout(t, layout, 5);
     }
     assert_int_equal(stats(t).coalesce_count, st.coalesce_count + 1);
     assert_int_equal(stats(t).split_count, st.split_count + 1);
-    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, 184), p);
-    assert_int_equal(hk_tlsf_usable_size(t, p), 184);
+    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), p, req(192)), p);
+    assert_int_equal(hk_tlsf_usable_size(t, p), req(192));
     assert_int_equal(stats(t).free_blocks, 1);
     expect_consistent(t);
 
     /* Blocked: moved, content kept, old block freed. */
-    fill_pattern(p, 184, 2);
+    fill_pattern(p, req(192), 2);
     st = stats(t);
-    q = hk_realloc(hk_tlsf_heap(t), p, 392);
+    q = hk_realloc(hk_tlsf_heap(t), p, req(400));
     assert_int_equal(off(q), 288);
-    assert_pattern(q, 184, 2);
+    assert_pattern(q, req(192), 2);
     assert_int_equal(stats(t).alloc_count, st.alloc_count + 1);
     assert_int_equal(stats(t).free_count, st.free_count + 1);
     assert_int_equal(stats(t).realloc_count, st.realloc_count + 1);
@@ -559,9 +578,9 @@ static void test_realloc_paths(void **state)
     }
 
     /* Grow into the big free block behind it. */
-    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), q, 1000), q);
-    assert_int_equal(hk_tlsf_usable_size(t, q), 1000);
-    assert_pattern(q, 184, 2);
+    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), q, req(1008)), q);
+    assert_int_equal(hk_tlsf_usable_size(t, q), req(1008));
+    assert_pattern(q, req(192), 2);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 1008, 1}, {1296, REST, 0}};
         expect_layout(t, layout, 5);
@@ -569,7 +588,7 @@ static void test_realloc_paths(void **state)
 
     /* Shrink next to a free block: the cut-off tail merges into it. */
     st = stats(t);
-    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), q, 392), q);
+    assert_ptr_equal(hk_realloc(hk_tlsf_heap(t), q, req(400)), q);
     {
         static const blk_t layout[5] = {{0, 48, 1}, {48, 192, 0}, {240, 48, 1}, {288, 400, 1}, {688, REST, 0}};
         expect_layout(t, layout, 5);
@@ -579,7 +598,7 @@ static void test_realloc_paths(void **state)
 
     /* realloc(NULL, n) is malloc: the smallest list that fits is the 192-byte hole's. */
     st = stats(t);
-    r = hk_realloc(hk_tlsf_heap(t), NULL, 40);
+    r = hk_realloc(hk_tlsf_heap(t), NULL, req(48));
     assert_int_equal(off(r), 48);
     assert_int_equal(stats(t).alloc_count, st.alloc_count + 1);
     /* realloc(p, 0) frees. */
@@ -595,15 +614,15 @@ static void test_realloc_paths(void **state)
     assert_null(hk_realloc(hk_tlsf_heap(t), q, ARENA_SIZE));
     assert_int_equal(stats(t).fail_count, st.fail_count + 3);
     assert_int_equal(stats(t).free_bytes, st.free_bytes);
-    assert_int_equal(hk_tlsf_usable_size(t, q), 392);
-    assert_pattern(q, 184, 2);
+    assert_int_equal(hk_tlsf_usable_size(t, q), req(400));
+    assert_pattern(q, req(192), 2);
 
     /* A free neighbour too small to grow into: move. */
-    fill_pattern(a, 40, 3);
-    r = hk_realloc(hk_tlsf_heap(t), a, 392);
+    fill_pattern(a, req(48), 3);
+    r = hk_realloc(hk_tlsf_heap(t), a, req(400));
     assert_non_null(r);
     assert_true(r != a);
-    assert_pattern(r, 40, 3);
+    assert_pattern(r, req(48), 3);
     assert_true(free_at(t, 0));
     expect_consistent(t);
     hk_tlsf_free(t, c);
@@ -620,7 +639,7 @@ static void test_aligned(void **state)
     size_t alignment;
     for (alignment = 16; alignment <= 4096; alignment *= 2) {
         hk_tlsf_t *t = make(sl);
-        void *x = must_malloc(t, 40); /* free space from 48 */
+        void *x = must_malloc(t, req(48)); /* free space from 48 */
         uintptr_t payload = g_base + 48 + HDR;
         uintptr_t expect = aligned_payload(payload, alignment, MIN_BLOCK);
         size_t gap = (size_t)(expect - payload);
@@ -642,8 +661,9 @@ static void test_aligned(void **state)
             assert_int_equal(st.free_blocks, 2);
             assert_int_equal(st.split_count, 3); /* x's cut, the gap, p's cut */
         } else {
-            assert_int_equal(gross_of(100), 112); /* x, then 112 bytes at 48, the rest free from 160 */
+            /* p right behind x, the rest free from 48 + gross_of(100) */
             assert_int_equal(st.free_blocks, 1);
+            assert_int_equal(st.split_count, 2); /* x's cut, p's cut */
         }
         expect_consistent(t);
         fill_pattern(p, 100, 9);

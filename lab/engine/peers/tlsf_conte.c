@@ -290,7 +290,7 @@ static void conte_stats(hk_heap_t *heap, hk_stats_t *out)
     out->free_blocks = t.free_blocks;
 }
 
-static int conte_check(hk_heap_t *heap)
+static hk_check_t conte_check(hk_heap_t *heap)
 {
     conte_heap_t *h = (conte_heap_t *)heap;
     conte_tally_t t;
@@ -317,7 +317,7 @@ static int conte_owns(const hk_heap_t *heap, const void *ptr)
     return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
 }
 
-static const hk_ops_t conte_ops = {"tlsf-conte", conte_malloc, conte_aligned, conte_realloc, conte_free,
+static const hk_ops_t conte_ops = {"tlsf-conte", conte_malloc, conte_aligned, conte_realloc, NULL, conte_free,
                                    conte_usable, conte_stats,  conte_walk,    conte_check,   conte_owns};
 
 static hk_heap_t *conte_make(void *arena, size_t size, hk_status_t *status)
