@@ -215,7 +215,7 @@ static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested
     int from_top = (b == s->top);
     int was_rover = (b == s->rover);
 
-    if (HK_CANARIES && !hk_tag_poison_intact(b)) {
+    if (!hk_tag_poison_intact_upto(b, hk_tag_at((uintptr_t)b + size))) {
         hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b)); /* written after free */
     }
     if (!detach(s, b)) {

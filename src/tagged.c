@@ -72,21 +72,23 @@ static int detach_sound(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag
 
 hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b)
 {
-    size_t size = hk_tag_size(b);
+    hk_tag_t *freed = b;
     hk_tag_t *next = hk_tag_next(b);
-    b->size_used &= (hk_tag_word_t)~1u; /* a later free of b, merged away or not, is a double free */
+    size_t size = hk_tag_size(b);
+    int merge_next = !hk_tag_used(next) && detach_sound(heap, span, lists, next);
     if (b->left != 0 && !hk_tag_used(hk_tag_prev(b)) && detach_sound(heap, span, lists, hk_tag_prev(b))) {
-        hk_tag_t *prev = hk_tag_prev(b);
-        size += hk_tag_size(prev);
-        b = prev;
+        b = hk_tag_prev(b);
+        size += hk_tag_size(b);
         heap->stats.coalesce_count++;
     }
-    if (!hk_tag_used(next) && detach_sound(heap, span, lists, next)) {
+    freed->size_used &= (hk_tag_word_t)~1u; /* a later free of it, merged away or not, is a double free */
+    hk_tag_poison_range(b != freed ? (void *)freed : hk_tag_payload(freed), next);
+    if (merge_next) {
         size += hk_tag_size(next);
+        hk_tag_poison_range(next, hk_tag_poison_start(next));
         heap->stats.coalesce_count++;
     }
     hk_tag_write(b, size, 0);
-    hk_tag_poison(b);
     return b;
 }
 

@@ -139,6 +139,7 @@ static inline int hk_tag_canary_intact(const hk_tag_t *t)
 
 static inline void *hk_tag_poison_start(const hk_tag_t *t) { return hk_tag_links(t) + 1; }
 
+/* Level 2: poison free block t's payload after its links. */
 static inline void hk_tag_poison(hk_tag_t *t)
 {
 #if HK_CANARIES
@@ -148,15 +149,36 @@ static inline void hk_tag_poison(hk_tag_t *t)
 #endif
 }
 
-static inline int hk_tag_poison_intact(const hk_tag_t *t)
+/*
+ * Level 2: poison [from, to), the bytes that join a free block's payload
+ * when a block is freed (all of it: its tag too, which is then no block's)
+ * or merged away (its tag and links). Only the new bytes: the rest of a
+ * free neighbour is poisoned already, so freeing costs the freed block's
+ * size, not the merged one's.
+ */
+static inline void hk_tag_poison_range(void *from, const void *to)
 {
 #if HK_CANARIES
-    return hk_filled(hk_tag_poison_start(t), hk_tag_next(t), HK_POISON_BYTE);
+    hk_fill(from, to, HK_POISON_BYTE);
+#else
+    (void)from;
+    (void)to;
+#endif
+}
+
+/* Level 2: the poison of free block t is intact up to end (a write after free otherwise). */
+static inline int hk_tag_poison_intact_upto(const hk_tag_t *t, const void *end)
+{
+#if HK_CANARIES
+    return hk_filled(hk_tag_poison_start(t), end, HK_POISON_BYTE);
 #else
     (void)t;
+    (void)end;
     return 1;
 #endif
 }
+
+static inline int hk_tag_poison_intact(const hk_tag_t *t) { return hk_tag_poison_intact_upto(t, hk_tag_next(t)); }
 
 /*
  * Gross block size for a request, or 0 if no block could ever hold it.
@@ -254,7 +276,8 @@ typedef struct hk_tag_lists {
 
 /*
  * Turn used block b into a free block merged with its free physical
- * neighbours (detached from their lists), poisoned at level 2; returns the
+ * neighbours (detached from their lists), its new bytes poisoned at level
+ * 2; returns the
  * merged block, on no list, for the caller to file. A neighbour that fails
  * its structural check or whose links are damaged is reported and not merged.
  */

@@ -279,7 +279,7 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
     size_t rest = size - gross;
     hk_stats_t *s = &t->heap.stats;
 #if HK_CANARIES
-    if (!hk_tag_poison_intact(b)) {
+    if (!hk_tag_poison_intact_upto(b, hk_tag_at((uintptr_t)b + gross))) {
         hk_report(&t->heap, HK_ERR_CORRUPT, hk_tag_payload(b)); /* written after free */
     }
     s->used_requested += requested;
@@ -350,36 +350,40 @@ void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
 {
     hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
     hk_stats_t *s = &t->heap.stats;
+    hk_tag_t *freed = b;
     hk_tag_t *next;
+    size_t freed_size;
     size_t size;
     if (b == NULL) {
         return;
     }
-    size = hk_tag_size(b);
+    size = freed_size = hk_tag_size(b);
 #if HK_CANARIES
     s->used_requested -= b->requested;
 #endif
     s->free_count++;
     s->free_bytes += size;
     s->free_blocks++;
-    b->size_used &= (hk_tag_word_t)~1u; /* a later free of b, merged away or not, is a double free */
     next = hk_tag_at((uintptr_t)b + size);
     if (!hk_tag_used(next) && take_neighbour(t, next)) {
         size += hk_tag_size(next);
         s->free_blocks--;
         s->coalesce_count++;
+        hk_tag_poison_range(next, hk_tag_poison_start(next));
     }
+    b->size_used &= (hk_tag_word_t)~1u; /* a later free of b, merged away or not, is a double free */
     if (b->left != 0) {
         hk_tag_t *prev = hk_tag_prev(b);
         if (!hk_tag_used(prev) && list_unlink(t, prev)) {
+            hk_tag_poison_range(b, b + 1);
             size += hk_tag_size(prev);
             b = prev;
             s->free_blocks--;
             s->coalesce_count++;
         }
     }
+    hk_tag_poison_range(hk_tag_payload(freed), hk_tag_at((uintptr_t)freed + freed_size));
     hk_tag_write(b, size, 0);
-    hk_tag_poison(b);
     list_push(t, b, list_of(t, size));
 }
 
