@@ -75,6 +75,7 @@
 #endif
 
 #define ARENA_SIZE (64u * 1024u)
+#define ARENA_ALIGN 4096u
 #define MAX_BLOCKS 192u
 #define LIVE_BOUND 64u
 #define SEQ_OPS 500ul
@@ -589,22 +590,59 @@ typedef struct trio {
     size_t ux; /* hk_usable_size(x) */
 } trio_t;
 
+#define TRIO_TRIES 8u
+
+/*
+ * x, y, z = malloc(64). With adjacent set, y must start right after x's
+ * usable bytes (past y's header, if any): where the first blocks do not lie
+ * in address order (buddy hands out the pieces of an area that is not a
+ * power of two in its own order), up to TRIO_TRIES blocks are taken and the
+ * first adjacent pair becomes x and y; the others stay live.
+ */
 static int make_trio(ctx_t *ctx, trio_t *t, int adjacent)
 {
-    uintptr_t end_x;
-    t->x = model_malloc(ctx, 64, "malloc(x)", 1);
-    t->y = t->x != NULL ? model_malloc(ctx, 64, "malloc(y)", 1) : NULL;
-    t->z = t->y != NULL ? model_malloc(ctx, 64, "malloc(z)", 1) : NULL;
-    if (t->z == NULL) {
-        return 1;
+    unsigned char *p[TRIO_TRIES];
+    size_t k;
+    size_t i;
+    size_t j;
+    memset(t, 0, sizeof(*t));
+    for (k = 0; k < TRIO_TRIES; k++) {
+        static const char *const names[TRIO_TRIES] = {"malloc(x)", "malloc(y)", "malloc(z)", "malloc(64) #4",
+                                                     "malloc(64) #5", "malloc(64) #6", "malloc(64) #7",
+                                                     "malloc(64) #8"};
+        p[k] = model_malloc(ctx, 64, names[k], 1);
+        if (p[k] == NULL) {
+            return 1;
+        }
+        if (k < 2) {
+            continue;
+        }
+        if (!adjacent) {
+            t->x = p[0];
+            t->y = p[1];
+            t->z = p[2];
+            break;
+        }
+        for (i = 0; i <= k && t->x == NULL; i++) {
+            uintptr_t end = (uintptr_t)p[i] + hk_usable_size(ctx->heap, p[i]);
+            for (j = 0; j <= k; j++) {
+                if ((uintptr_t)p[j] >= end && (uintptr_t)p[j] - end <= MAX_GAP) {
+                    t->x = p[i];
+                    t->y = p[j];
+                    t->z = p[i != 0 && j != 0 ? 0 : i != 1 && j != 1 ? 1 : 2];
+                    break;
+                }
+            }
+        }
+        if (t->x != NULL) {
+            break;
+        }
+    }
+    if (t->x == NULL) {
+        return fail(ctx, "setup: no two of %u blocks of 64 bytes are neighbours", (unsigned)TRIO_TRIES);
     }
     step(ctx, "usable_size(x)");
     t->ux = hk_usable_size(ctx->heap, t->x);
-    end_x = (uintptr_t)t->x + t->ux;
-    if (adjacent && ((uintptr_t)t->y < end_x || (uintptr_t)t->y - end_x > MAX_GAP)) {
-        return fail(ctx, "setup: y (%p) does not follow x (%p, usable %zu): the write would miss it", (void *)t->y,
-                    (void *)t->x, t->ux);
-    }
     return 0;
 }
 
@@ -754,7 +792,8 @@ static void run_in_place(const hk_catalog_entry_t *entry, const case_def_t *c, u
                          unsigned long ops, result_t *r)
 {
     ctx_t *x = (ctx_t *)calloc(1, sizeof(*x));
-    unsigned char *mem = (unsigned char *)malloc(ARENA_SIZE);
+    /* the arena is aligned to ARENA_ALIGN, so a seed gives the same layout in every build (sanitizers too) */
+    unsigned char *mem = (unsigned char *)malloc(ARENA_SIZE + ARENA_ALIGN);
     hk_status_t status = HK_EINVAL;
     hk_hooks_t hooks;
     if (x == NULL || mem == NULL) {
@@ -767,12 +806,12 @@ static void run_in_place(const hk_catalog_entry_t *entry, const case_def_t *c, u
     }
     x->entry = entry;
     x->c = c;
-    x->arena = mem;
+    x->arena = mem + (ARENA_ALIGN - (uintptr_t)mem % ARENA_ALIGN) % ARENA_ALIGN;
     x->rng = seed;
     x->ops = ops;
     x->r = r;
     r->op = "init";
-    x->heap = entry->make(mem, ARENA_SIZE, &status);
+    x->heap = entry->make(x->arena, ARENA_SIZE, &status);
     if (x->heap == NULL) {
         fail(x, "init failed (status %d)", (int)status);
     } else {
@@ -808,6 +847,7 @@ static void run_one(const options_t *o, const hk_catalog_entry_t *entry, size_t 
                     size_t crash_size)
 {
     crash[0] = '\0';
+    (void)crash_size;
     memset(out, 0, sizeof(*out));
 #if CORRUPTION_FORK
     if (o->fork_cases) {
