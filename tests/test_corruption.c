@@ -328,8 +328,9 @@ static int verify(ctx_t *x, const blk_t *b, const unsigned char *at, size_t len,
             continue;
         }
         if (at[i] != pattern_byte(b->id, i)) {
-            return fail(x, "block %p (id %u, %zu bytes) changed %s: byte %zu is 0x%02x, pattern 0x%02x",
-                        (const void *)at, (unsigned)b->id, b->req, when, i, at[i], pattern_byte(b->id, i));
+            return fail(x, "block %p (id %u, %lu bytes) changed %s: byte %lu is 0x%02x, pattern 0x%02x",
+                        (const void *)at, (unsigned)b->id, (unsigned long)b->req, when, (unsigned long)i, at[i],
+                        pattern_byte(b->id, i));
         }
     }
     return 0;
@@ -363,16 +364,17 @@ static int check_new(ctx_t *x, const unsigned char *p, size_t req, size_t *usabl
     }
     u = hk_usable_size(x->heap, p);
     if (u < req) {
-        return fail(x, "%s returned %p with usable size %zu for %zu bytes", x->r->op, (const void *)p, u, req);
+        return fail(x, "%s returned %p with usable size %lu for %lu bytes", x->r->op, (const void *)p,
+                    (unsigned long)u, (unsigned long)req);
     }
     if (u > hi - a) {
-        return fail(x, "%s returned [%p, +%zu), past the arena's end", x->r->op, (const void *)p, u);
+        return fail(x, "%s returned [%p, +%lu), past the arena's end", x->r->op, (const void *)p, (unsigned long)u);
     }
     for (i = 0; i < x->n; i++) {
         const blk_t *b = &x->b[i];
         if (a < b->hi && a + u > b->lo) {
-            return fail(x, "%s returned [%p, +%zu), overlapping %s block %p (id %u, extent [%#lx, %#lx))", x->r->op,
-                        (const void *)p, u,
+            return fail(x, "%s returned [%p, +%lu), overlapping %s block %p (id %u, extent [%#lx, %#lx))", x->r->op,
+                        (const void *)p, (unsigned long)u,
                         b->refused   ? "a refused"
                         : b->damaged ? "a damaged"
                                      : "a live",
@@ -431,7 +433,7 @@ static unsigned char *model_malloc(ctx_t *x, size_t req, const char *op, int mus
     p = (unsigned char *)hk_malloc(x->heap, req);
     if (p == NULL) {
         if (must_succeed) {
-            fail(x, "%s: malloc(%zu) returned NULL", op, req);
+            fail(x, "%s: malloc(%lu) returned NULL", op, (unsigned long)req);
         }
         return NULL;
     }
@@ -788,7 +790,7 @@ static int run_case(ctx_t *x)
     return finish(x);
 }
 
-static void run_in_place(const hk_catalog_entry_t *entry, const case_def_t *c, unsigned long long seed,
+static void run_in_place(const hk_catalog_entry_t *entry, const case_def_t *c, unsigned long seed,
                          unsigned long ops, result_t *r)
 {
     ctx_t *x = (ctx_t *)calloc(1, sizeof(*x));
@@ -835,12 +837,12 @@ typedef struct options {
     int fork_cases;
     unsigned long ops;
     int have_seed;
-    unsigned long long seed;
+    unsigned long seed;
     const char *only_case;
     const char *prog; /* argv[0]'s last component, for the rerun hint */
 } options_t;
 
-static unsigned long long case_seed(const options_t *o, size_t ci) { return o->have_seed ? o->seed : 1000u + ci; }
+static unsigned long case_seed(const options_t *o, size_t ci) { return o->have_seed ? o->seed : 1000ul + ci; }
 
 /* Run one case, in a child where there is fork; *crash describes a crash or hang, or is empty. */
 static void run_one(const options_t *o, const hk_catalog_entry_t *entry, size_t ci, result_t *out, char *crash,
@@ -958,6 +960,11 @@ static int run_entry(const options_t *o, const hk_catalog_entry_t *entry)
             continue;
         }
         t.run++;
+        if (!o->fork_cases) {
+            /* in-process: if this case crashes, the log says which one it was */
+            printf("  [%s] %s: running (seed %lu)\n", entry->name, name, case_seed(o, ci));
+            fflush(stdout);
+        }
         run_one(o, entry, ci, &r, crash, sizeof(crash));
         kinds_string(r.kinds, kinds);
         if (crash[0] != '\0' || r.failed || r.early_reports > 0) {
@@ -1049,7 +1056,7 @@ static int run_entry(const options_t *o, const hk_catalog_entry_t *entry)
             }
             printf("  [%s] %s: %s: %s", entry->name, name, v == V_FAILED ? "FAIL" : "pass", what);
             if (v == V_FAILED) {
-                printf(" -- seed %llu; rerun: %s --no-fork --case %s %s", case_seed(o, ci), o->prog, name,
+                printf(" -- seed %lu; rerun: %s --no-fork --case %s %s", case_seed(o, ci), o->prog, name,
                        entry->name);
             } else if (o->verbose && c->family != F_SMOKE) {
                 printf(" (%d reports, %lu refused frees, end check: %s)", r.reports, r.refused,
@@ -1101,7 +1108,7 @@ int main(int argc, char **argv)
             o.ops = strtoul(argv[++i], NULL, 0);
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             o.have_seed = 1;
-            o.seed = strtoull(argv[++i], NULL, 0);
+            o.seed = strtoul(argv[++i], NULL, 0);
         } else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
             o.only_case = argv[++i];
         } else if (argv[i][0] == '-' || only_entry != NULL) {
