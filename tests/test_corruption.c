@@ -39,8 +39,9 @@
  *     did not move), and a damaged neighbour together with the damaged
  *     bytes in front of it while the test still holds it;
  *   - the heap keeps serving: at least one allocation of the sequence succeeds.
- * Afterwards every live block is freed and hk_check() must not crash (its
- * answer is only recorded, except in the smoke case, where it must be 0).
+ * Afterwards every live block is freed, hk_check() must not crash (its
+ * answer is only recorded, except in the smoke case, where it must be 0)
+ * and stats.error_count must equal the number of error-hook calls.
  *
  * A case passes when nothing crashes or hangs, every check above holds and
  * the error hook fired at least once after the damage (any hk_error_t; the
@@ -567,6 +568,7 @@ static int sequence(ctx_t *x, unsigned long ops)
 /* Verify and free every block the test holds (refused ones stay); hk_check must return. */
 static int finish(ctx_t *x)
 {
+    hk_stats_t st;
     size_t i = 0;
     while (i < x->n) {
         if (x->b[i].refused) {
@@ -580,6 +582,13 @@ static int finish(ctx_t *x)
     }
     step(x, "hk_check at the end");
     x->r->end_check = (int)hk_check(x->heap);
+    step(x, "hk_get_stats at the end");
+    memset(&st, 0, sizeof(st));
+    hk_get_stats(x->heap, &st);
+    if (st.error_count != (size_t)(x->r->reports + x->r->early_reports)) {
+        return fail(x, "stats.error_count is %lu, but the error hook ran %d times", (unsigned long)st.error_count,
+                    x->r->reports + x->r->early_reports);
+    }
     return 0;
 }
 
