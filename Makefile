@@ -24,6 +24,9 @@
 #   make sizes     the .text/.data/.bss table for Cortex-M0+/M3/M4F and RV32IMAC
 #   make target-test  the test suite cross-built for bare metal (ports/baremetal)
 #                  and run in QEMU: mps2-an385 (Cortex-M3) and virt (RV32IMAC)
+#   make corruption  the corruption matrix (tests/test_corruption.c) at every
+#                  hardening level: one summary line per allocator and level,
+#                  and the cases that fail (ctest runs the same as corruption_*)
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make deps      install the missing Debian packages only
@@ -57,7 +60,7 @@ timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >>
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test
+        timing-start timing-report target-test target-icount-test corruption
 
 test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes timing-report
 
@@ -160,6 +163,20 @@ malloc-test:
 
 malloc-bench: build
 	$(VENV)/bin/python tools/bench_programs.py --lib $(BUILD)/gcc/ports/posix/libheapkit_malloc.so
+
+CORRUPTION_LEVELS ?= 1 0 2 3
+
+# The matrix at each level (1 is the default build's test_corruption, the others test_corruption_l<N>);
+# it reports without failing the make, as the allocators' hardening is still under way.
+corruption:
+	@[ -f $(BUILD)/gcc/CMakeCache.txt ] || $(MAKE) --no-print-directory build
+	@cmake --build $(BUILD)/gcc -j $(JOBS) --target \
+	  $(foreach l,$(CORRUPTION_LEVELS),$(if $(filter 1,$(l)),test_corruption,test_corruption_l$(l)))
+	@for l in $(CORRUPTION_LEVELS); do \
+	  t=$(BUILD)/gcc/tests/test_corruption; [ "$$l" = 1 ] || t=$${t}_l$$l; \
+	  echo "== corruption matrix, HK_HARDENING=$$l"; \
+	  "$$t" | grep -v '^corruption matrix' || :; \
+	done
 
 freestanding:
 	@echo "== freestanding check"
