@@ -66,13 +66,29 @@ static void link_between(hk_seqfit_t *s, hk_tag_t *b, hk_tag_t *prev, hk_tag_t *
     }
 }
 
+/*
+ * The free block after b on the list, for a search or an insert. With HK_CHECKS a link
+ * that is not placed at a free block linking back ends the list there
+ * (reported): the blocks past it are lost, never handed out.
+ */
+static hk_tag_t *step(hk_seqfit_t *s, hk_tag_t *b)
+{
+    hk_tag_t *next = next_free(b);
+    if (HK_CHECKS && next != NULL && (!hk_tag_link_sound(&s->span, next) || hk_tag_links(next)->prev != b)) {
+        hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_links(b));
+        hk_tag_links(b)->next = NULL;
+        return NULL;
+    }
+    return next;
+}
+
 static void list_insert(hk_seqfit_t *s, hk_tag_t *b)
 {
     hk_tag_t *prev = NULL;
     hk_tag_t *next = s->head;
     while (next != NULL && next < b) {
         prev = next;
-        next = next_free(next);
+        next = step(s, next);
     }
     link_between(s, b, prev, next);
     s->heap.stats.free_blocks++;
@@ -95,22 +111,6 @@ static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
     }
     s->heap.stats.free_blocks--;
     s->heap.stats.free_bytes -= hk_tag_size(b);
-}
-
-/*
- * The free block after b on the list, for a search. With HK_CHECKS a link
- * that is not placed at a free block linking back ends the list there
- * (reported): the blocks past it are lost, never handed out.
- */
-static hk_tag_t *step(hk_seqfit_t *s, hk_tag_t *b)
-{
-    hk_tag_t *next = next_free(b);
-    if (HK_CHECKS && next != NULL && (!hk_tag_link_sound(&s->span, next) || hk_tag_links(next)->prev != b)) {
-        hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_links(b));
-        hk_tag_links(b)->next = NULL;
-        return NULL;
-    }
-    return next;
 }
 
 static hk_tag_t *search(hk_seqfit_t *s, size_t size)
@@ -260,7 +260,7 @@ static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested
  */
 static int fit_sound(hk_seqfit_t *s, hk_tag_t *b)
 {
-    if (!HK_CHECKS || (!hk_tag_used(b) && hk_tag_sound(&s->span, b))) {
+    if (!HK_CHECKS || (!hk_tag_used(b) && hk_tag_right_sound(&s->span, b))) {
         return 1;
     }
     hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b));

@@ -33,6 +33,25 @@ size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
  * (a block merged into its neighbour leaves its old tag inside); a chain
  * that breaks before reaching t is damage.
  */
+/*
+ * A block whose left neighbour agrees with it, but whose right neighbour's
+ * left field does not: an overflow out of this block lands there first, so
+ * it is that copy that is wrong, as long as the right neighbour is a sound
+ * block on its own right side (else this block's size itself may be what
+ * changed, and nothing is written). Mends the copy; 0 if it may not.
+ */
+static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
+{
+    size_t size = hk_tag_size(t);
+    hk_tag_t *next = hk_tag_at((uintptr_t)t + size);
+    if (size < HK_TAG_MIN_BLOCK || size > (size_t)((uintptr_t)span->sentinel - (uintptr_t)t) ||
+        (next != span->sentinel && !hk_tag_right_sound(span, next))) {
+        return 0;
+    }
+    next->left = (hk_tag_word_t)(size / HK_TAG_UNIT);
+    return 1;
+}
+
 static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
 {
     const hk_tag_t *b = span->first;
@@ -46,17 +65,23 @@ static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
     return HK_ERR_CORRUPT;
 }
 
-void hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
+hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
 {
+    hk_tag_t *t = hk_tag_of(ptr);
     hk_error_t error;
     if (!hk_in_range(ptr, hk_tag_payload(span->first), hk_tag_payload(span->sentinel))) {
         error = HK_ERR_FOREIGN_PTR;
     } else if ((uintptr_t)ptr % HK_ALIGN != 0) {
         error = HK_ERR_INTERIOR_PTR;
+    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && !hk_tag_right_sound(span, t) &&
+               mend_right(span, t)) {
+        hk_report(heap, HK_ERR_CORRUPT, ptr);
+        return hk_tag_canary_intact(t) ? t : NULL;
     } else {
-        error = classify(span, hk_tag_of(ptr)); /* t == a used block: its canary */
+        error = classify(span, t); /* t == a used block: its canary */
     }
     hk_report(heap, error, ptr);
+    return NULL;
 }
 #endif
 

@@ -202,24 +202,30 @@ static inline int hk_tag_placed(const hk_tag_span_t *span, const hk_tag_t *t)
 }
 
 /*
- * The constant-time structural check of one block: its size is possible,
- * its right neighbour's left field agrees with it, and its left neighbour's
- * size agrees with its left field. What an operation runs on every block it
- * is about to change (HK_CHECKS).
+ * The constant-time structural checks of one block, what an operation runs
+ * on every block it is about to change (HK_CHECKS). Right: its size is
+ * possible and its right neighbour's left field agrees with it. Left: its
+ * left neighbour's size agrees with its left field.
  */
-static inline int hk_tag_sound(const hk_tag_span_t *span, const hk_tag_t *t)
+static inline int hk_tag_right_sound(const hk_tag_span_t *span, const hk_tag_t *t)
 {
     size_t size = hk_tag_size(t);
-    const hk_tag_t *next = hk_tag_at((uintptr_t)t + size);
-    if (size < HK_TAG_MIN_BLOCK || size > (size_t)((uintptr_t)span->sentinel - (uintptr_t)t) ||
-        next->left != t->size_used >> 1) {
-        return 0;
-    }
+    return size >= HK_TAG_MIN_BLOCK && size <= (size_t)((uintptr_t)span->sentinel - (uintptr_t)t) &&
+           hk_tag_at((uintptr_t)t + size)->left == t->size_used >> 1;
+}
+
+static inline int hk_tag_left_sound(const hk_tag_span_t *span, const hk_tag_t *t)
+{
     if (t->left == 0) {
         return t == span->first;
     }
     return hk_tag_left_size(t) <= (size_t)((uintptr_t)t - (uintptr_t)span->first) &&
            hk_tag_prev(t)->size_used >> 1 == t->left;
+}
+
+static inline int hk_tag_sound(const hk_tag_span_t *span, const hk_tag_t *t)
+{
+    return hk_tag_right_sound(span, t) && hk_tag_left_sound(span, t);
 }
 
 /* A free-list link is sound: NULL, or a free block of the span. */
@@ -234,8 +240,12 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
  */
 size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size);
 
-/* Report why ptr is not a sound used block of the span (the error path of hk_tag_lookup). */
-void hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr);
+/*
+ * The error path of hk_tag_lookup: report why ptr is not a sound used block
+ * of the span and return NULL, or, where the only fault is the right
+ * neighbour's copy of the block's size, mend it and return the block.
+ */
+hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr);
 
 /*
  * Resolve a pointer handed to free/realloc/usable_size to its used block,
@@ -252,8 +262,7 @@ HK_HOT hk_tag_t *hk_tag_lookup(hk_heap_t *heap, const hk_tag_span_t *span, const
     if ((uintptr_t)ptr - (uintptr_t)hk_tag_payload(span->first) >=
             (uintptr_t)span->sentinel - (uintptr_t)span->first ||
         (uintptr_t)ptr % HK_ALIGN != 0 || !hk_tag_used(t) || !hk_tag_sound(span, t) || !hk_tag_canary_intact(t)) {
-        hk_tag_refuse(heap, span, ptr);
-        return NULL;
+        return hk_tag_refuse(heap, span, ptr);
     }
 #else
     (void)heap;

@@ -226,8 +226,10 @@ HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
 
 /*
  * Pop a free block of at least gross bytes, or NULL. With HK_CHECKS the
- * head taken must be a sound free block whose successor links back; a head
- * that is not is reported and its whole list dropped, and the search goes on.
+ * head taken must be a free block whose size its right neighbour confirms
+ * (its left field matters only when it is freed again, and is mended when
+ * its left neighbour is) and whose successor links back; a head that is
+ * not is reported and its whole list dropped, and the search goes on.
  */
 HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
 {
@@ -253,7 +255,7 @@ HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
         b = t->heads[ix];
         next = hk_tag_links(b)->next;
 #if HK_CHECKS
-        if (hk_tag_used(b) || !hk_tag_sound(&t->span, b) || hk_tag_links(b)->prev != NULL || !link_placed(t, next) ||
+        if (hk_tag_used(b) || !hk_tag_right_sound(&t->span, b) || hk_tag_links(b)->prev != NULL || !link_placed(t, next) ||
             (next != NULL && (hk_tag_used(next) || hk_tag_links(next)->prev != b))) {
             drop_list(t, ix, b);
             continue;
@@ -399,11 +401,13 @@ size_t hk_tlsf_usable_size(hk_tlsf_t *t, const void *ptr)
     return (b != NULL) ? hk_tag_usable_size(b) : 0;
 }
 
-/* Largest (want_max) or smallest block on one list. */
-static size_t list_extreme(const hk_tag_t *b, int want_max)
+/* Largest (want_max) or smallest block on one list; a damaged link ends the list. */
+static size_t list_extreme(const hk_tlsf_t *t, const hk_tag_t *b, int want_max)
 {
     size_t best = hk_tag_size(b);
-    for (b = hk_tag_links(b)->next; b != NULL; b = hk_tag_links(b)->next) {
+    size_t steps = t->heap.stats.free_blocks;
+    for (b = hk_tag_links(b)->next; b != NULL && hk_tag_link_sound(&t->span, b) && steps-- > 0;
+         b = hk_tag_links(b)->next) {
         size_t s = hk_tag_size(b);
         if (want_max ? s > best : s < best) {
             best = s;
@@ -419,8 +423,8 @@ void hk_tlsf_get_stats(hk_tlsf_t *t, hk_stats_t *out)
     if (t->fl_bitmap != 0) {
         unsigned hi = hk_fls32(t->fl_bitmap);
         unsigned lo = hk_ffs32(t->fl_bitmap);
-        out->largest_free = list_extreme(t->heads[(hi << t->sl_log2) + hk_fls32(t->sl_bitmap[hi])], 1);
-        out->smallest_free = list_extreme(t->heads[(lo << t->sl_log2) + hk_ffs32(t->sl_bitmap[lo])], 0);
+        out->largest_free = list_extreme(t, t->heads[(hi << t->sl_log2) + hk_fls32(t->sl_bitmap[hi])], 1);
+        out->smallest_free = list_extreme(t, t->heads[(lo << t->sl_log2) + hk_ffs32(t->sl_bitmap[lo])], 0);
     }
 }
 
