@@ -111,7 +111,7 @@ void hk_pool_free(hk_pool_t *pool, void *ptr);
 size_t hk_pool_usable_size(hk_pool_t *pool, const void *ptr);
 void hk_pool_get_stats(hk_pool_t *pool, hk_stats_t *out);
 void hk_pool_walk(hk_pool_t *pool, hk_walk_fn visit, void *ctx);
-int hk_pool_check(hk_pool_t *pool);
+hk_check_t hk_pool_check(hk_pool_t *pool);
 int hk_pool_owns(const hk_pool_t *pool, const void *ptr);
 
 /* ---- a set of pools ---- */
@@ -123,6 +123,9 @@ typedef struct hk_pool_class {
 } hk_pool_class_t;
 
 typedef struct hk_poolset hk_poolset_t;
+
+/* Most classes a set takes: one bit each in the set's mask of non-empty classes. */
+#define HK_POOLSET_MAX_CLASSES 31u
 
 /*
  * Place the set at the start of arena, a bump allocator after it, and one
@@ -148,15 +151,18 @@ void hk_poolset_free(hk_poolset_t *set, void *ptr);
 size_t hk_poolset_usable_size(hk_poolset_t *set, const void *ptr);
 void hk_poolset_get_stats(hk_poolset_t *set, hk_stats_t *out);
 void hk_poolset_walk(hk_poolset_t *set, hk_walk_fn visit, void *ctx);
-int hk_poolset_check(hk_poolset_t *set);
+hk_check_t hk_poolset_check(hk_poolset_t *set);
 int hk_poolset_owns(const hk_poolset_t *set, const void *ptr);
 
 /* ---- the lock-free pool ---- */
 
 /* Largest block count: block indices are 16 bits, 0xFFFF meaning none. */
 #define HK_LFPOOL_MAX_BLOCKS 65535u
-/* Largest block size: the unused tail of a block is kept in 16 bits. */
-#define HK_LFPOOL_MAX_BLOCK_SIZE (0xFFFFu & ~(unsigned)(HK_ALIGN - 1))
+/*
+ * Largest block size: the unused tail of a block is kept in 16 bits (at
+ * HK_HARDENING 2 and above each block also keeps room for its canary).
+ */
+#define HK_LFPOOL_MAX_BLOCK_SIZE ((0xFFFFu & ~(unsigned)(HK_ALIGN - 1)) - (HK_HARDENING >= 2 ? (unsigned)HK_ALIGN : 0u))
 
 typedef struct hk_lfpool hk_lfpool_t;
 
@@ -183,7 +189,7 @@ void hk_lfpool_free(hk_lfpool_t *pool, void *ptr);
 size_t hk_lfpool_usable_size(hk_lfpool_t *pool, const void *ptr);
 void hk_lfpool_get_stats(hk_lfpool_t *pool, hk_stats_t *out);
 void hk_lfpool_walk(hk_lfpool_t *pool, hk_walk_fn visit, void *ctx);
-int hk_lfpool_check(hk_lfpool_t *pool);
+hk_check_t hk_lfpool_check(hk_lfpool_t *pool);
 int hk_lfpool_owns(const hk_lfpool_t *pool, const void *ptr);
 
 #ifdef __cplusplus
