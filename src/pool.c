@@ -630,9 +630,23 @@ int hk_pool_release(void *ptr)
 }
 
 /*
+ * malloc's general path (damage on the list included). A lone pool whose
+ * request is too large or whose list is empty fails here at once.
+ */
+static POOL_SLOW_PATH void *malloc_slow(hk_pool_t *p, size_t size)
+{
+    if (p->fast_limit != 0 && (size >= p->fast_limit || p->head == 0)) {
+        p->heap.stats.fail_count++;
+        return NULL;
+    }
+    return take(p, size, 0);
+}
+
+/*
  * The fast path: a lone pool without sync below level 2 (fast_limit is 0
  * otherwise), a size that fits, a block on the list whose header checks out
- * (level 1). Anything else goes down the general path, which also reports.
+ * (level 1). An empty lone pool fails here too. Anything else goes down the
+ * general path, which also reports.
  */
 void *hk_pool_malloc(hk_pool_t *pool, size_t size)
 {
@@ -643,13 +657,13 @@ void *hk_pool_malloc(hk_pool_t *pool, size_t size)
     pool_hdr_t *h;
     size_t next;
     if (size >= limit || e == 0) {
-        return take(pool, size, 0);
+        return malloc_slow(pool, size);
     }
     payload = payload_at(pool, e);
     h = hdr_of(payload);
     next = h->word;
     if (HK_CHECKS && (!tag_is_free(tag_of(pool, h)) || next > pool->count)) {
-        return take(pool, size, 0);
+        return malloc_slow(pool, size);
     }
     pool->head = next;
     h->word = size;
