@@ -1534,6 +1534,564 @@ static void lfpool_catches_racing_double_frees(void **state)
 #endif
 #endif
 
+/* ================= hardening (HK_HARDENING) ================= */
+
+#if HK_HARDENING >= 1
+/*
+ * The damage tests go through heap->ops, the allocators' own calls (no
+ * lock, and none of level 3's checks around uniform calls, which would
+ * report the damage again), and each ends as the brief of the levels asks:
+ * the error hook has fired, and the heap still hands out blocks that
+ * overlap neither each other nor the blocks that stay where they were.
+ */
+#define OVERRUN_MAX 16u
+#define FILL 0xA5u
+
+typedef struct region {
+    const unsigned char *lo;
+    size_t n;
+} region_t;
+
+static int overlaps(const unsigned char *p, size_t n, const region_t *r)
+{
+    return p < r->lo + r->n && r->lo < p + n;
+}
+
+/*
+ * Allocate requests of `request` bytes until none is left (at most 64),
+ * fill each, check that none overlaps another or one of the kept regions
+ * (blocks still held, or damaged), that every fill survives, and free them.
+ * Returns how many it got.
+ */
+static size_t churn_without_overlap(hk_heap_t *heap, size_t request, const region_t *kept, size_t n_kept)
+{
+    unsigned char *got[64];
+    size_t len[64];
+    size_t n = 0;
+    size_t i;
+    size_t j;
+    while (n < 64 && (got[n] = heap->ops->malloc(heap, request)) != NULL) {
+        len[n] = heap->ops->usable_size(heap, got[n]);
+        assert_true(len[n] >= request);
+        fill_pattern(got[n], len[n], (unsigned)n + 7u);
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        region_t mine = {got[i], len[i]};
+        for (j = 0; j < n_kept; j++) {
+            assert_false(overlaps(got[i], len[i], &kept[j]));
+        }
+        for (j = i + 1; j < n; j++) {
+            assert_false(overlaps(got[j], len[j], &mine));
+        }
+    }
+    for (i = 0; i < n; i++) {
+        assert_pattern(got[i], len[i], (unsigned)i + 7u);
+        heap->ops->free(heap, got[i]);
+    }
+    return n;
+}
+
+/* The whole block of a pool or set payload, header included. */
+static region_t pool_block(const unsigned char *payload, size_t stride)
+{
+    region_t r;
+    r.lo = payload - HDR;
+    r.n = stride;
+    return r;
+}
+
+/*
+ * An overrun of n bytes (1..16) past usable_size of a block into the next,
+ * which is in use. Level 1: the overrun reaches the next block's owner word
+ * (the header's first), so freeing that block reports HK_ERR_CORRUPT and
+ * leaves it alone. Level 2: it reaches the canary first (at least
+ * HK_CANARY_ROOM bytes, here one HK_ALIGN), so freeing the overrun block
+ * reports; past the canary the next header too.
+ */
+static void overrun_into_used(hk_heap_t *heap, unsigned char *a, unsigned char *b, size_t stride, size_t n)
+{
+    error_log_t log;
+    size_t usable = heap->ops->usable_size(heap, a);
+    int want = 0;
+    region_t kept[2];
+    size_t n_kept = 0;
+    record_errors(heap, &log);
+    assert_ptr_equal(b, a + stride);
+    memset(a + usable, FILL, n);
+    heap->ops->free(heap, b);
+    if (!HK_CANARIES || usable + n > stride - HDR) {
+        want++; /* b's header was hit */
+        kept[n_kept++] = pool_block(b, stride);
+    }
+    heap->ops->free(heap, a);
+    if (HK_CANARIES) {
+        want++; /* a's canary was hit */
+        kept[n_kept++] = pool_block(a, stride);
+    }
+    assert_int_equal(atomic_load(&log.count), want);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_int_not_equal(heap->ops->check(heap), HK_CHECK_OK); /* the damage is still there */
+    assert_true(churn_without_overlap(heap, 8, kept, n_kept) > 0);
+    assert_int_equal(atomic_load(&log.count), want);
+}
+
+/*
+ * The same overrun into a free block. Level 1: malloc finds the block's
+ * header damaged before handing it out: reported, the list dropped, the
+ * block never handed out. Level 2: an overrun that stays in the canary
+ * leaves the next block intact (it may be handed out); freeing the overrun
+ * block reports.
+ */
+static void overrun_into_free(hk_heap_t *heap, unsigned char *a, unsigned char *b, size_t stride, size_t n,
+                              size_t request)
+{
+    error_log_t log;
+    size_t usable = heap->ops->usable_size(heap, a);
+    int hit_b = !HK_CANARIES || usable + n > stride - HDR;
+    region_t kept[2];
+    size_t n_kept = 0;
+    unsigned char *p;
+    record_errors(heap, &log);
+    assert_ptr_equal(b, a + stride);
+    heap->ops->free(heap, b);
+    memset(a + usable, FILL, n);
+    p = heap->ops->malloc(heap, request);
+    if (hit_b) {
+        assert_int_equal(atomic_load(&log.count), 1);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        assert_ptr_equal(log.ptr, b);
+        assert_ptr_not_equal(p, b);
+        kept[n_kept++] = pool_block(b, stride);
+    }
+    if (HK_CANARIES) {
+        kept[n_kept++] = pool_block(a, stride); /* its canary was hit: freeing it will be refused */
+    }
+    if (p != NULL) {
+        region_t mine = {p, request};
+        assert_false(overlaps(a, stride - HDR, &mine));
+        heap->ops->free(heap, p);
+    }
+    heap->ops->free(heap, a);
+    assert_int_equal(atomic_load(&log.count), hit_b + (HK_CANARIES ? 1 : 0));
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    if (!HK_CANARIES) {
+        /* The damaged list is out of service: what is left is consistent again. */
+        assert_int_equal(heap->ops->check(heap), HK_CHECK_OK);
+    }
+    churn_without_overlap(heap, request, kept, n_kept);
+}
+
+static void pool_overrun_into_the_next_block_is_caught(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= OVERRUN_MAX; n++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 8);
+        hk_heap_t *heap = hk_pool_heap(pool);
+        unsigned char *a = hk_pool_malloc(pool, hk_pool_block_size(pool));
+        unsigned char *b = hk_pool_malloc(pool, 8);
+        overrun_into_used(heap, a, b, STRIDE(32), n);
+        pool = hk_pool_create(hk_bump_heap(backing()), 32, 8);
+        heap = hk_pool_heap(pool);
+        a = hk_pool_malloc(pool, hk_pool_block_size(pool));
+        b = hk_pool_malloc(pool, 8);
+        assert_non_null(hk_pool_malloc(pool, 8));
+        overrun_into_free(heap, a, b, STRIDE(32), n, 8);
+    }
+}
+
+static void poolset_overrun_into_the_next_block_is_caught(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= OVERRUN_MAX; n++) {
+        hk_poolset_t *set = make_set(three_classes, 3);
+        hk_heap_t *heap = hk_poolset_heap(set);
+        unsigned char *a = hk_poolset_malloc(set, MAXREQ(16));
+        unsigned char *b = hk_poolset_malloc(set, 1);
+        overrun_into_used(heap, a, b, STRIDE(16), n);
+        set = make_set(three_classes, 3);
+        heap = hk_poolset_heap(set);
+        a = hk_poolset_malloc(set, MAXREQ(16));
+        b = hk_poolset_malloc(set, 1);
+        assert_non_null(hk_poolset_malloc(set, 1));
+        overrun_into_free(heap, a, b, STRIDE(16), n, 1);
+    }
+}
+
+/*
+ * Writes over the first bytes of a freed block, its header (the owner word),
+ * then malloc: the block is not handed out, the damage is reported.
+ */
+static void write_over_freed_header(hk_heap_t *heap, unsigned char *b, size_t stride, size_t k, size_t request)
+{
+    error_log_t log;
+    unsigned char *p;
+    region_t kept;
+    record_errors(heap, &log);
+    heap->ops->free(heap, b);
+    memset(b - HDR, 0, k);
+    p = heap->ops->malloc(heap, request);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_ptr_equal(log.ptr, b);
+    assert_ptr_not_equal(p, b);
+    assert_int_equal(heap->ops->check(heap), HK_CHECK_OK);
+    if (p != NULL) {
+        heap->ops->free(heap, p);
+    }
+    kept = pool_block(b, stride);
+    churn_without_overlap(heap, request, &kept, 1);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void pool_write_over_a_freed_header_is_caught(void **state)
+{
+    size_t k;
+    (void)state;
+    for (k = 1; k <= HDR; k++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 24, 6);
+        hk_pool_t *set_pool;
+        hk_poolset_t *set;
+        unsigned char *b;
+        assert_non_null(hk_pool_malloc(pool, 8));
+        b = hk_pool_malloc(pool, 8);
+        write_over_freed_header(hk_pool_heap(pool), b, STRIDE(24), k, 8);
+        set = make_set(three_classes, 3);
+        set_pool = hk_poolset_pool(set, 0);
+        assert_true(hk_pool_owns(set_pool, hk_poolset_malloc(set, 1)));
+        b = hk_poolset_malloc(set, 1);
+        write_over_freed_header(hk_poolset_heap(set), b, STRIDE(16), k, 1);
+    }
+}
+
+/*
+ * Freeing a block whose owner word (the header's first) was written over:
+ * reported as corrupted, or as a double free when what was written is this
+ * pool's FREE word.
+ */
+static void write_over_owner(hk_heap_t *heap, unsigned char *a, size_t stride, const void *fake, size_t request,
+                             hk_error_t want)
+{
+    error_log_t log;
+    region_t kept = pool_block(a, stride);
+    record_errors(heap, &log);
+    memcpy(a - HDR, fake, sizeof(uintptr_t));
+    heap->ops->free(heap, a);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, want);
+    assert_ptr_equal(log.ptr, a);
+    assert_int_not_equal(heap->ops->check(heap), HK_CHECK_OK);
+    assert_true(churn_without_overlap(heap, request, &kept, 1) > 0);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void pool_owner_overwrite_is_caught_on_free(void **state)
+{
+    /* Owner words that are not this pool's USED one: garbage, this pool FREE, another pool's USED one. */
+    uintptr_t garbage = (uintptr_t)0xA5A5A5A5u;
+    hk_heap_t *bh;
+    hk_pool_t *pool;
+    hk_pool_t *other;
+    unsigned char *a;
+    unsigned char *o;
+    uintptr_t fakes[3];
+    hk_error_t want[3] = {HK_ERR_CORRUPT, HK_ERR_DOUBLE_FREE, HK_ERR_CORRUPT};
+    size_t i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        bh = hk_bump_heap(backing());
+        pool = hk_pool_create(bh, 40, 6);
+        other = hk_pool_create(bh, 40, 6);
+        a = hk_pool_malloc(pool, 40);
+        o = hk_pool_malloc(other, 40);
+        memcpy(&fakes[1], a - HDR, sizeof(uintptr_t));
+        fakes[1] ^= 3u; /* USED (1) becomes FREE (2) */
+        memcpy(&fakes[2], o - HDR, sizeof(uintptr_t));
+        fakes[0] = garbage;
+        write_over_owner(hk_pool_heap(pool), a, STRIDE(40), &fakes[i], 8, want[i]);
+    }
+    for (i = 0; i < 3; i++) {
+        hk_poolset_t *set = make_set(three_classes, 3);
+        a = hk_poolset_malloc(set, 40);
+        o = hk_poolset_malloc(set, 1);
+        memcpy(&fakes[1], a - HDR, sizeof(uintptr_t));
+        fakes[1] ^= 3u;
+        memcpy(&fakes[2], o - HDR, sizeof(uintptr_t)); /* another pool of the same set */
+        fakes[0] = garbage;
+        write_over_owner(hk_poolset_heap(set), a, STRIDE(64), &fakes[i], 8, want[i]);
+    }
+}
+
+/*
+ * A free block's link (the header's second word, a block index + 1) made to
+ * point past the last block, or at a block in use. Past the last block:
+ * malloc reports the block whose link it is (b) and takes it out of service
+ * before following the link. At a block in use: b itself is sound and may
+ * be handed out; the block in use (a) is reported when it comes up. No
+ * block is handed out twice.
+ */
+static void bad_link(hk_heap_t *heap, unsigned char *a, unsigned char *b, size_t stride, size_t link, int past_end,
+                     size_t request)
+{
+    error_log_t log;
+    unsigned char *p;
+    unsigned char *q;
+    region_t kept[2];
+    record_errors(heap, &log);
+    heap->ops->free(heap, b);
+    memcpy(b - sizeof(size_t), &link, sizeof(link));
+    p = heap->ops->malloc(heap, request);
+    q = heap->ops->malloc(heap, request);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_ptr_equal(log.ptr, past_end ? b : a);
+    if (past_end) {
+        assert_ptr_not_equal(p, b);
+    } else {
+        assert_ptr_equal(p, b);
+    }
+    assert_ptr_not_equal(p, a);
+    assert_ptr_not_equal(q, a);
+    assert_ptr_not_equal(p, q);
+    assert_true(heap->ops->owns(heap, p) && heap->ops->owns(heap, q));
+    assert_int_equal(heap->ops->check(heap), HK_CHECK_OK);
+    kept[0] = pool_block(a, stride);
+    kept[1] = pool_block(b, stride);
+    if (p != b) {
+        heap->ops->free(heap, p);
+    }
+    heap->ops->free(heap, q);
+    churn_without_overlap(heap, request, kept, 2);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void pool_bad_links_are_caught_before_they_are_followed(void **state)
+{
+    /*
+     * Links are block indices, so one cannot be misaligned to the stride:
+     * the cases left are an index past the last block and a block in use
+     * (a, block 0: index 0 + 1).
+     */
+    int past_end;
+    (void)state;
+    for (past_end = 0; past_end < 2; past_end++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 8);
+        hk_poolset_t *set;
+        unsigned char *a = hk_pool_malloc(pool, 8);
+        unsigned char *b = hk_pool_malloc(pool, 8);
+        assert_non_null(hk_pool_malloc(pool, 8));
+        bad_link(hk_pool_heap(pool), a, b, STRIDE(32), past_end ? 8 + 5 : 1, past_end, 8);
+        set = make_set(three_classes, 3);
+        a = hk_poolset_malloc(set, 1);
+        b = hk_poolset_malloc(set, 1);
+        assert_non_null(hk_poolset_malloc(set, 1));
+        bad_link(hk_poolset_heap(set), a, b, STRIDE(16), past_end ? 4 + 5 : 1, past_end, 1);
+    }
+}
+
+/* lfpool: a state word's link past the last block, or to a block in use. */
+static void lfpool_bad_links_are_caught_before_they_are_followed(void **state)
+{
+    int past_end;
+    (void)state;
+    for (past_end = 0; past_end < 2; past_end++) {
+        hk_lfpool_t *pool = make_lf(lf_mem, 2048, 64);
+        hk_heap_t *heap = hk_lfpool_heap(pool);
+        error_log_t log;
+        unsigned char *a = hk_lfpool_malloc(pool, 8); /* block 0 */
+        unsigned char *b = hk_lfpool_malloc(pool, 8); /* block 1 */
+        unsigned char *p;
+        unsigned char *q;
+        region_t kept[2];
+        record_errors(heap, &log);
+        hk_lfpool_free(pool, b);
+        atomic_store(&pool->state[1], LF_FREE | (past_end ? 0xFFF0u : 1u));
+        p = hk_lfpool_malloc(pool, 8);
+        q = hk_lfpool_malloc(pool, 8);
+        assert_int_equal(atomic_load(&log.count), 1);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        assert_ptr_equal(log.ptr, past_end ? b : a);
+        if (past_end) {
+            assert_ptr_not_equal(p, b);
+        } else {
+            assert_ptr_equal(p, b);
+        }
+        assert_ptr_not_equal(p, a);
+        assert_ptr_not_equal(q, a);
+        assert_ptr_not_equal(p, q);
+        assert_true(hk_lfpool_owns(pool, p) && hk_lfpool_owns(pool, q));
+        assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
+        kept[0].lo = a;
+        kept[0].n = LF_STRIDE(64);
+        kept[1].lo = b;
+        kept[1].n = LF_STRIDE(64);
+        if (p != b) {
+            hk_lfpool_free(pool, p);
+        }
+        hk_lfpool_free(pool, q);
+        assert_true(churn_without_overlap(heap, 8, kept, 2) > 0);
+        assert_int_equal(atomic_load(&log.count), 1);
+    }
+}
+#endif
+
+#if HK_HARDENING >= 2
+/* Level 2: writes into a freed payload (use after free) found by the poison when malloc takes the block. */
+static void write_after_free(hk_heap_t *heap, unsigned char *b, size_t block, size_t k, size_t request)
+{
+    error_log_t log;
+    unsigned char *p;
+    region_t kept;
+    record_errors(heap, &log);
+    heap->ops->free(heap, b);
+    memset(b, 0, k);
+    p = heap->ops->malloc(heap, request);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_ptr_equal(log.ptr, b);
+    assert_ptr_not_equal(p, b);
+    assert_int_equal(heap->ops->check(heap), HK_CHECK_OK); /* the written block is out of service */
+    kept.lo = b;
+    kept.n = block;
+    if (p != NULL) {
+        heap->ops->free(heap, p);
+    }
+    churn_without_overlap(heap, request, &kept, 1);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void writes_after_free_are_caught_by_the_poison(void **state)
+{
+    size_t k;
+    (void)state;
+    for (k = 1; k <= 16; k++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 6);
+        hk_poolset_t *set = make_set(three_classes, 3);
+        hk_lfpool_t *lf = make_lf(lf_mem, 2048, 32);
+        unsigned char *b;
+        assert_non_null(hk_pool_malloc(pool, 8));
+        b = hk_pool_malloc(pool, 8);
+        write_after_free(hk_pool_heap(pool), b, MAXREQ(32), k, 8);
+        assert_non_null(hk_poolset_malloc(set, 1));
+        b = hk_poolset_malloc(set, 1);
+        write_after_free(hk_poolset_heap(set), b, MAXREQ(16), k, 1);
+        assert_non_null(hk_lfpool_malloc(lf, 8));
+        b = hk_lfpool_malloc(lf, 8);
+        write_after_free(hk_lfpool_heap(lf), b, LF_MAXREQ(32), k, 8);
+    }
+}
+
+/*
+ * lfpool has no header to overrun: past usable_size (the request) lies the
+ * canary, then the next block's payload. Freeing the overrun block reports;
+ * an overrun past the canary into a free block is also found by its poison.
+ */
+static void lfpool_overrun_is_caught_by_canary_and_poison(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= OVERRUN_MAX; n++) {
+        hk_lfpool_t *pool = make_lf(lf_mem, 2048, 32);
+        hk_heap_t *heap = hk_lfpool_heap(pool);
+        error_log_t log;
+        unsigned char *a = hk_lfpool_malloc(pool, 32);
+        unsigned char *b = hk_lfpool_malloc(pool, 8);
+        unsigned char *p;
+        int into_b = 32 + n > LF_STRIDE(32);
+        region_t kept[2];
+        record_errors(heap, &log);
+        assert_ptr_equal(b, a + LF_STRIDE(32));
+        hk_lfpool_free(pool, b);
+        memset(a + hk_lfpool_usable_size(pool, a), FILL, n);
+        p = hk_lfpool_malloc(pool, 8);
+        if (into_b) {
+            assert_ptr_not_equal(p, b);
+            assert_int_equal(atomic_load(&log.count), 1);
+        } else {
+            assert_ptr_equal(p, b);
+            assert_int_equal(atomic_load(&log.count), 0);
+        }
+        hk_lfpool_free(pool, a);
+        assert_int_equal(atomic_load(&log.count), into_b + 1);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        assert_int_equal(hk_lfpool_check(pool), HK_CHECK_CANARY);
+        kept[0].lo = a;
+        kept[0].n = LF_STRIDE(32);
+        kept[1].lo = b; /* out of service when the overrun reached it */
+        kept[1].n = LF_STRIDE(32);
+        hk_lfpool_free(pool, p);
+        assert_true(churn_without_overlap(heap, 8, kept, into_b ? 2u : 1u) > 0);
+        assert_int_equal(atomic_load(&log.count), into_b + 1);
+    }
+}
+
+/* check() names a broken canary and a broken poison. */
+static void check_names_canary_and_poison(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 4);
+    hk_lfpool_t *lf = make_lf(lf_mem, 2048, 32);
+    unsigned char *a = hk_pool_malloc(pool, 10);
+    unsigned char *b = hk_pool_malloc(pool, 10);
+    unsigned char *c = hk_lfpool_malloc(lf, 10);
+    unsigned char *d = hk_lfpool_malloc(lf, 10);
+    (void)state;
+    assert_int_equal(hk_pool_usable_size(pool, a), 10);
+    hk_pool_free(pool, b);
+    hk_lfpool_free(lf, d);
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_OK);
+    a[10] ^= 1u;
+    c[10] ^= 1u;
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_CANARY);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_CANARY);
+    a[10] ^= 1u;
+    c[10] ^= 1u;
+    b[MAXREQ(32) - 1] ^= 1u;
+    d[LF_MAXREQ(32) - 1] ^= 1u;
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_POISON);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_POISON);
+    b[MAXREQ(32) - 1] ^= 1u;
+    d[LF_MAXREQ(32) - 1] ^= 1u;
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_OK);
+}
+#endif
+
+/* lfpool's check() codes (it sees the pool's insides here). */
+static void lfpool_check_names_what_is_broken(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, 2048, 32);
+    uint32_t saved;
+    uintptr_t magic;
+    (void)state;
+    assert_non_null(hk_lfpool_malloc(pool, 8)); /* block 0 */
+    hk_lfpool_free(pool, hk_lfpool_malloc(pool, 8)); /* block 1, first on the list */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
+    saved = atomic_load(&pool->state[1]);
+    atomic_store(&pool->state[1], LF_FREE | 2u); /* itself: a cycle */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_LINK);
+    atomic_store(&pool->state[1], LF_FREE | 0xFFF0u);
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_RANGE);
+    atomic_store(&pool->state[1], LF_FREE | 1u); /* block 0, in use */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_STATE);
+    atomic_store(&pool->state[1], LF_FREE | 4u); /* past block 2, the first untouched one */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_COUNT);
+    atomic_store(&pool->state[1], saved);
+    saved = atomic_load(&pool->state[0]);
+    atomic_store(&pool->state[0], LF_USED | (uint32_t)(LF_STRIDE(32) + 1u)); /* more slack than the block */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_STATE);
+    atomic_store(&pool->state[0], LF_DEAD);
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_STATS);
+    atomic_store(&pool->state[0], saved);
+    magic = pool->magic;
+    pool->magic ^= 1u;
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_CONTROL);
+    pool->magic = magic;
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1576,6 +2134,20 @@ int main(void)
         cmocka_unit_test(lfpool_misuse_is_reported_and_harmless),
 #endif
         cmocka_unit_test(lfpool_pop_is_aba_safe),
+        cmocka_unit_test(lfpool_check_names_what_is_broken),
+#if HK_HARDENING >= 1
+        cmocka_unit_test(pool_overrun_into_the_next_block_is_caught),
+        cmocka_unit_test(poolset_overrun_into_the_next_block_is_caught),
+        cmocka_unit_test(pool_write_over_a_freed_header_is_caught),
+        cmocka_unit_test(pool_owner_overwrite_is_caught_on_free),
+        cmocka_unit_test(pool_bad_links_are_caught_before_they_are_followed),
+        cmocka_unit_test(lfpool_bad_links_are_caught_before_they_are_followed),
+#endif
+#if HK_HARDENING >= 2
+        cmocka_unit_test(writes_after_free_are_caught_by_the_poison),
+        cmocka_unit_test(lfpool_overrun_is_caught_by_canary_and_poison),
+        cmocka_unit_test(check_names_canary_and_poison),
+#endif
 #if HEAPKIT_TEST_THREADS
         cmocka_unit_test(lfpool_survives_threads),
 #if HK_HARDENING >= 1
