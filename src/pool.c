@@ -34,26 +34,38 @@
  * division checks the block boundary); set malloc, free, realloc and
  * usable_size are O(1) on valid pointers (the header names the pool) and
  * O(classes) on the misuse path. get_stats is O(log blocks + blocks handed
- * out so far): the requested bytes are summed from the headers. walk and
- * check are O(blocks), as is creation. Damage found on the free list costs
- * O(blocks) once, to take the list out of service.
+ * out so far). walk and check are O(blocks), as is creation. Damage found on
+ * the free list costs O(blocks) once, to take the list out of service.
+ * Level 2 adds O(block size) per call (canary and poison).
  *
- * Statistics: per operation a pool counts only what cannot be derived later:
- * alloc_count and free_count (their difference is the blocks in use) and
- * the blocks taken out of service; a set keeps its free_bytes and their
- * low-water mark, min_ever_free, current on every call (the FreeRTOS port
- * reads both directly). A pool's high-water mark comes for free: blocks are
- * handed out from the list head and the never-used blocks wait, in address
- * order, at its tail, so a PRISTINE block leaves the list only once every
- * block before it is in use; the count of blocks no longer PRISTINE (a
- * binary search, the tail being a suffix of the blocks) is the most that
- * were ever in use at once. Hence min_ever_free; peak_used is
- * capacity - min_ever_free (the high-water mark of gross used bytes).
+ * Fast paths: malloc and free of a lone pool without sync below level 2,
+ * and the set's malloc and free below level 2, are written for the
+ * instruction count (Cortex-M3, -O2: pool 22/29, set 45/49 at most at
+ * level 1); everything else (sync, level 2, errors, damage) branches to
+ * general paths kept out of line. A pool whose fast paths must not run has
+ * fast_limit and fast_span 0, so the range comparisons the fast paths make
+ * anyway send it there at no extra cost.
+ *
+ * Statistics: per call a pool counts only what cannot be derived later:
+ * free_count (alloc_count is free_count plus the blocks whose header says
+ * USED) and failures, reallocs, errors; a set keeps its free_bytes and their
+ * low-water mark, min_ever_free, current on every call (the high-water mark
+ * of a sum of classes cannot be derived afterwards, and the FreeRTOS port
+ * reads both fields directly). A pool's own high-water mark comes for free:
+ * blocks are handed out from the list head and the never-used blocks wait,
+ * in address order, at its tail, so a PRISTINE block leaves the list only
+ * once every block before it is in use (or out of service); the count of
+ * blocks no longer PRISTINE (a binary search, the tail being a suffix of the
+ * blocks) is the most that were ever out of the list at once. Hence
+ * min_ever_free; peak_used is capacity - min_ever_free (the high-water mark
+ * of gross used bytes). Blocks taken out of service count as used blocks
+ * with no usable bytes.
  *
  * Overhead per block: the two-word header (8 bytes on 32-bit targets, as in
- * the seed) plus rounding of header + block_size (+ CANARY_ROOM at level
- * 2) to HK_ALIGN. Per pool: the hk_pool_t (see include/heapkit/pool.h for
- * sizes) and the backing's overhead for one allocation.
+ * the seed) plus rounding of header + block_size to HK_ALIGN, plus at level
+ * 2 one HK_ALIGN unit for the canary. Per pool: the hk_pool_t (see
+ * include/heapkit/pool.h for sizes) and the backing's overhead for one
+ * allocation.
  *
  * Locking: as everywhere in heapkit, the direct functions do not lock and
  * the uniform layer takes the heap's lock hooks; the exception is a pool
@@ -74,7 +86,7 @@
  *      the list starts again with the untouched tail, so the damaged links
  *      are never followed and no block is handed out twice.
  *   2  level 1, plus a canary: usable_size() is the requested size, the
- *      bytes from there to the end of the block (at least CANARY_ROOM)
+ *      bytes from there to the end of the block (at least HK_CANARY_ROOM)
  *      hold HK_CANARY_BYTE and are checked on free, realloc and usable_size;
  *      and poison: free payloads hold HK_POISON_BYTE (from creation, and
  *      refilled on every free), checked when malloc takes the block; a
@@ -128,11 +140,11 @@ struct hk_pool {
     size_t fast_limit;  /* max_request + 1, or 0 to send every malloc down the general path */
     size_t head;        /* first free block's index + 1, 0: the list is empty */
     uintptr_t pbase;    /* payload of block "index + 1 == 0": block i's payload is pbase + (i + 1) * stride */
-    size_t stride;      /* header + room, a multiple of HK_ALIGN */
+    size_t stride;      /* header + payload, a multiple of HK_ALIGN */
     size_t count;
     uintptr_t first;    /* block 0's payload */
     size_t fast_span;   /* span, or 0 to send every free down the general path */
-    size_t max_request; /* largest request a block takes: its room, less CANARY_ROOM */
+    size_t max_request; /* largest request a block takes: its payload, less CANARY_ROOM */
     size_t span;        /* count * stride */
     size_t lost;        /* blocks taken out of service (DEAD) */
     uintptr_t magic;    /* POOL_MAGIC ^ the pool's address while it lives */

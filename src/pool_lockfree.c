@@ -6,14 +6,16 @@
  * Algorithm: a Treiber stack of free blocks. Its head is one 32-bit atomic
  * word, ((index + 1) of the first free block << 16) | tag (0: empty), so a
  * single 32-bit compare-and-swap (LDREX/STREX on Cortex-M3/M4, LR/SC of the
- * RV32 A extension) pops or pushes. Every successful CAS adds one to the tag,
- * which defeats ABA: a pop that read head = (t, i) and next(i) = j can only
- * install j if the head still reads (t, i), and any pop and push of i in
- * between changed the tag. The tag wraps after 65536 head changes, so the
- * guard fails only if one pop is suspended between reading the head and its
- * CAS while a multiple of exactly 65536 pushes and pops complete and leave
- * the same block on top: on a microcontroller that is an ISR storm of
- * 65536 operations inside a window of a few instructions.
+ * RV32 A extension) pops or pushes. Every push adds one to the tag, which
+ * defeats ABA: a pop that read head = (t, i) and next(i) = j can only
+ * install j if the head still reads (t, i); for i to be on top again after
+ * another context popped it, it must have been pushed, which changed the
+ * tag (pops leave the tag alone: one instruction less on the hot path). The
+ * tag wraps after 65536 pushes, so the guard fails only if one pop is
+ * suspended between reading the head and its CAS while a multiple of
+ * exactly 65536 pushes complete and leave the same block on top: on a
+ * microcontroller that is an ISR storm of 65536 operations inside a window
+ * of a few instructions.
  *
  * Per-block state lives out of band, in a table of 32-bit atomic words after
  * the control struct (never inside a payload, so user writes cannot race
@@ -38,6 +40,9 @@
  * reserving 0; block size at most HK_LFPOOL_MAX_BLOCK_SIZE, the slack
  * living in 16 bits.
  *
+ * Cost on Cortex-M3 at -O2 (HK_HARDENING 1, direct calls): malloc 39, free
+ * 44 instructions at most without contention.
+ *
  * Time: alloc and free are lock-free, O(1) per attempt: a compare-and-swap
  * fails when another context changed the head meanwhile, or spuriously
  * when an exception clears the exclusive monitor (LDREX/STREX, LR/SC), so
@@ -49,10 +54,11 @@
  * HK_ALIGN (with LF_CANARY_ROOM added at level 2), and the control struct
  * (see include/heapkit/pool.h).
  *
- * Statistics: alloc and free change one counter between them: free_count
+ * Statistics: alloc and free change one counter between them: alloc_count
  * (an atomic inside the pool); the blocks in use and the bytes they
- * requested are read from the state table by get_stats, and alloc_count is
- * free_count plus the blocks in use. heap.stats keeps the capacity and the
+ * requested are read from the state table by get_stats, and free_count is
+ * alloc_count less the blocks in use. peak_used is capacity - min_ever_free
+ * (the high-water mark of gross used bytes). heap.stats keeps the capacity and the
  * counters the uniform layer and hk_report() touch (fail_count from
  * hk_calloc/hk_aligned_alloc, error_count). A snapshot taken while other
  * contexts allocate may mix moments (and under concurrency the high-water
