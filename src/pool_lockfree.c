@@ -122,8 +122,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LF_SLOW_PATH __attribute__((noinline, cold))
+#define LF_HOT_PATH __attribute__((always_inline))
 #else
 #define LF_SLOW_PATH
+#define LF_HOT_PATH
 #endif
 
 HK_STATIC_ASSERT(HK_LFPOOL_MAX_BLOCKS <= LF_LOW, an_index_plus_one_fits_the_low_half);
@@ -295,62 +297,96 @@ static void quarantine(hk_lfpool_t *pool, uint32_t index)
     atomic_fetch_add_explicit(&pool->lost, 1u, memory_order_relaxed);
 }
 
-/* malloc after the pop found damage (seen: the head it read) or, at level 2, a written free block. */
-static LF_SLOW_PATH void *malloc_again(hk_lfpool_t *pool, size_t size, uint32_t seen, uint32_t taken)
-{
-    if (taken != 0) {
-        quarantine(pool, taken - 1u);
-    } else {
-        drop_list(pool, seen);
-    }
-    return hk_lfpool_malloc(pool, size);
-}
-
 /*
- * Pop the head: its state word, less LF_FREE (and the PRISTINE bit), is the
- * link to install, which at level 1 must be at most the block count (any
- * word that is not free gives more). A stale word (another context popped
- * the block meanwhile) fails the CAS through the tag.
+ * Take the head block: its state word, less LF_FREE (and the PRISTINE bit),
+ * is the link to install, which at level 1 must be at most the block count
+ * (any word that is not free gives more). A stale word (another context
+ * popped the block meanwhile) fails the CAS through the tag. Returns the
+ * block's index + 1, 0 when the list is empty, or LF_DAMAGED after the
+ * head's word failed the check (seen: the head then).
+ *
+ * The acquire load pairs with the release push that installed this head, so
+ * the state word (and at level 2 the poison) read after it is the one that
+ * push wrote; a CAS that succeeds saw that same value (the tag changes with
+ * every push), so it needs no ordering of its own.
  */
-void *hk_lfpool_malloc(hk_lfpool_t *pool, size_t size)
+#define LF_DAMAGED 0xFFFFFFFFu
+
+static inline LF_HOT_PATH uint32_t pop(hk_lfpool_t *pool, uint32_t *seen)
 {
     uint32_t head;
     uint32_t e;
     uint32_t next;
-    unsigned char *p;
-
-    if (size > pool->max_request) {
-        return count_fail(pool);
-    }
-    /*
-     * The acquire load pairs with the release push that installed this head,
-     * so the state word (and at level 2 the poison) read here is the one it
-     * wrote; a CAS that succeeds saw that same value (the tag changes with
-     * every push), so it needs no ordering of its own.
-     */
     do {
         head = atomic_load_explicit(&pool->head, memory_order_acquire);
         e = head_block(head);
         if (e == 0) {
-            return count_fail(pool);
+            return 0;
         }
         next = free_link(state_of(pool, e - 1u));
         if (HK_CHECKS && next > pool->count) {
-            return malloc_again(pool, size, head, 0);
+            *seen = head;
+            return LF_DAMAGED;
         }
         HK_LFPOOL_PREEMPT(pool);
     } while (!atomic_compare_exchange_weak_explicit(&pool->head, &head, popped_head(head, next), memory_order_relaxed,
                                                     memory_order_relaxed));
-    p = (unsigned char *)(pool->blocks_m + e * pool->stride);
+    return e;
+}
+
+/* Hand out block e - 1, just popped, for a request of size bytes. */
+static inline LF_HOT_PATH void *grant(hk_lfpool_t *pool, uint32_t e, size_t size)
+{
+    unsigned char *p = (unsigned char *)(pool->blocks_m + e * pool->stride);
     if (HK_CANARIES) {
-        if (!poison_ok(pool, e - 1u)) {
-            return malloc_again(pool, size, head, e);
-        }
         hk_fill(p + size, p + pool->stride, HK_CANARY_BYTE);
     }
     atomic_store_explicit(&pool->state[e - 1u], LF_USED | (uint32_t)(pool->stride - size), memory_order_relaxed);
     atomic_fetch_add_explicit(&pool->alloc_count, 1u, memory_order_relaxed);
     return p;
+}
+
+/*
+ * The general path: level 2 (poison), and damage met by the fast path. A
+ * loop, not a retry by recursion: each turn takes a damaged list or a
+ * written block out of service, or finds the head moved by another context.
+ */
+static LF_SLOW_PATH void *malloc_slow(hk_lfpool_t *pool, size_t size)
+{
+    for (;;) {
+        uint32_t seen = 0;
+        uint32_t e = pop(pool, &seen);
+        if (e == 0) {
+            return count_fail(pool);
+        }
+        if (e == LF_DAMAGED) {
+            drop_list(pool, seen);
+        } else if (!poison_ok(pool, e - 1u)) {
+            quarantine(pool, e - 1u);
+        } else {
+            return grant(pool, e, size);
+        }
+    }
+}
+
+void *hk_lfpool_malloc(hk_lfpool_t *pool, size_t size)
+{
+    uint32_t seen;
+    uint32_t e;
+    if (size > pool->max_request) {
+        return count_fail(pool);
+    }
+    if (HK_CANARIES) {
+        return malloc_slow(pool, size);
+    }
+    e = pop(pool, &seen);
+    if (e == 0) {
+        return count_fail(pool);
+    }
+    if (HK_CHECKS && e == LF_DAMAGED) {
+        return malloc_slow(pool, size);
+    }
+    return grant(pool, e, size);
 }
 
 /* Index of the block ptr starts, or LF_LOW after reporting a pointer that starts none. */
