@@ -4,27 +4,68 @@
  *
  * Algorithm: hk_pool_create() takes the pool struct and all its blocks from
  * a backing allocator in one hk_malloc() and threads every block onto a
- * singly linked free list; from then on alloc pops the list head and free
- * pushes the block back, never calling the backing again. Each block starts
- * with the seed's memory_s header, directly before the payload:
- *   link   the next free block while free; the requested size while used
- *          (so used_requested is exact)
- *   owner  the owning pool's address, | 1 while the block is used
- * so hk_pool_release() finds the pool from the pointer alone (freeBuffer).
- * A pool set places a bump allocator (the seed's SimpleDMA) on its arena
- * and creates one pool per size class from it, in increasing address order.
+ * singly linked free list, in address order; from then on malloc pops the
+ * list head and free pushes the block back, never calling the backing again.
+ * Each block starts with the seed's memory_s header, directly before the
+ * payload, owner word first so that an overrun out of the block below hits
+ * it before anything else:
+ *   owner  the owning pool's address | a 3-bit state tag (the pool is
+ *          HK_ALIGN-aligned): USED, FREE, PRISTINE (free and never handed
+ *          out since creation) or DEAD (taken out of service after damage)
+ *   word   used: the requested size; free: the next free block's index + 1,
+ *          0 ending the list
+ * so hk_pool_release() finds the pool from the pointer alone (freeBuffer),
+ * and every header names its pool and its state redundantly: a stray write
+ * has to produce this pool's exact address and a valid tag to pass.
  *
- * Time: pool alloc, free, release, realloc and usable_size are O(1) (one
- * division checks the block boundary); set free, realloc and usable_size are
- * O(1) on valid pointers (the header names the pool) and O(classes) on the
- * misuse path; set malloc is O(classes): the first class, in increasing
- * size, that fits the request and has a free block. walk and check are
- * O(blocks). Creation is O(blocks).
+ * A pool set places a bump allocator (the seed's SimpleDMA) on its arena and
+ * creates one pool per size class from it, in increasing address order.
+ * malloc maps the size to a class without a search: a table indexed by the
+ * size's count of leading zeros (its octave) gives the classes that fit
+ * every size of the octave and the largest request of the class below them,
+ * so one comparison decides whether that class fits too; a bitmap of the
+ * classes whose list is not empty, masked with that, gives the class to use
+ * (the smallest that fits and has a block: falling through to larger ones)
+ * with one bit scan. This picks the smallest fitting class unless two
+ * classes' largest requests lie in one octave [2^k, 2^(k+1) - 1]; then sizes
+ * that the lower of the two would fit get the class above it.
+ *
+ * Time: pool malloc, free, release, realloc and usable_size are O(1) (one
+ * division checks the block boundary); set malloc, free, realloc and
+ * usable_size are O(1) on valid pointers (the header names the pool) and
+ * O(classes) on the misuse path. get_stats is O(log blocks + blocks handed
+ * out so far). walk and check are O(blocks), as is creation. Damage found on
+ * the free list costs O(blocks) once, to take the list out of service.
+ * Level 2 adds O(block size) per call (canary and poison).
+ *
+ * Fast paths: malloc and free of a lone pool without sync below level 2,
+ * and the set's malloc and free below level 2, are written for the
+ * instruction count (Cortex-M3, -O2: pool 22/29, set 45/49 at most at
+ * level 1); everything else (sync, level 2, errors, damage) branches to
+ * general paths kept out of line. A pool whose fast paths must not run has
+ * fast_limit and fast_span 0, so the range comparisons the fast paths make
+ * anyway send it there at no extra cost.
+ *
+ * Statistics: per call a pool counts only what cannot be derived later:
+ * free_count (alloc_count is free_count plus the blocks whose header says
+ * USED) and failures, reallocs, errors; a set keeps its free_bytes and their
+ * low-water mark, min_ever_free, current on every call (the high-water mark
+ * of a sum of classes cannot be derived afterwards, and the FreeRTOS port
+ * reads both fields directly). A pool's own high-water mark comes for free:
+ * blocks are handed out from the list head and the never-used blocks wait,
+ * in address order, at its tail, so a PRISTINE block leaves the list only
+ * once every block before it is in use (or out of service); the count of
+ * blocks no longer PRISTINE (a binary search, the tail being a suffix of the
+ * blocks) is the most that were ever out of the list at once. Hence
+ * min_ever_free; peak_used is capacity - min_ever_free (the high-water mark
+ * of gross used bytes). Blocks taken out of service count as used blocks
+ * with no usable bytes.
  *
  * Overhead per block: the two-word header (8 bytes on 32-bit targets, as in
- * the seed) plus rounding of header + block_size to HK_ALIGN. Per pool: the
- * hk_pool_t (see include/heapkit/pool.h for sizes) and the backing's
- * overhead for one allocation.
+ * the seed) plus rounding of header + block_size to HK_ALIGN, plus at level
+ * 2 one HK_ALIGN unit for the canary. Per pool: the hk_pool_t (see
+ * include/heapkit/pool.h for sizes) and the backing's overhead for one
+ * allocation.
  *
  * Locking: as everywhere in heapkit, the direct functions do not lock and
  * the uniform layer takes the heap's lock hooks; the exception is a pool
@@ -32,13 +73,29 @@
  * operation and, as the seed's pool_s does, takes the semaphore before the
  * lock to allocate and gives it after unlocking to free.
  *
- * Misuse detected (reported on the pool's heap, or its set's): foreign
- * pointers (outside the pool's blocks), interior pointers (not at a block's
- * payload), double free (header says free), corrupted headers (owner word
- * not this pool, requested size above the block). hk_pool_release() also
- * checks that the header names a live pool (aligned, magic) before trusting
- * it. check() walks the free list (bounded, so a cycle is caught) and every
- * header, and compares the counters.
+ * Hardening (HK_HARDENING, heapkit.h):
+ *   0  no checks: the fast paths pop and push, nothing else.
+ *   1  every pointer handed in: range (foreign), boundary (interior), state
+ *      (double free), header (owner word naming another pool or no valid
+ *      state: corrupted; requested size above the block); every block malloc
+ *      takes: its header must say FREE or PRISTINE for this pool and its link
+ *      must be an index within the pool, else the list is damaged (an overrun
+ *      or a write after free reached it): HK_ERR_CORRUPT is reported, every
+ *      block that is neither in use nor in the untouched tail is taken out of
+ *      service (DEAD: walked and counted as used, with no usable bytes) and
+ *      the list starts again with the untouched tail, so the damaged links
+ *      are never followed and no block is handed out twice.
+ *   2  level 1, plus a canary: usable_size() is the requested size, the
+ *      bytes from there to the end of the block (at least HK_CANARY_ROOM)
+ *      hold HK_CANARY_BYTE and are checked on free, realloc and usable_size;
+ *      and poison: free payloads hold HK_POISON_BYTE (from creation, and
+ *      refilled on every free), checked when malloc takes the block; a
+ *      poisoned block found written is reported and taken out of service.
+ *   3  as 2 (heap.c adds a full check around every uniform call).
+ * Misuse on a pointer handed in is reported (on the pool's heap, or its
+ * set's) and leaves the heap unchanged. check() walks the free list (bounded,
+ * so a cycle is caught), every header, the untouched tail, at level 2 every
+ * canary and poison, and compares the counters.
  */
 #include "heapkit/pool.h"
 
@@ -46,82 +103,212 @@
 #include "hk_internal.h"
 
 typedef struct pool_hdr {
-    union {
-        struct pool_hdr *next;
-        size_t requested;
-    } link;
-    uintptr_t owner;
+    uintptr_t owner; /* the owning pool's address | TAG_* */
+    size_t word;     /* used: the requested size; free: the next free block's index + 1, 0: none */
 } pool_hdr_t;
 
 #define POOL_HDR ((size_t)sizeof(pool_hdr_t))
-#define POOL_USED ((uintptr_t)1u)
+#define TAG_MASK ((uintptr_t)7u)
+#define TAG_USED ((uintptr_t)1u)
+#define TAG_FREE ((uintptr_t)2u)
+#define TAG_DEAD ((uintptr_t)3u)
+#define TAG_UNTOUCHED ((uintptr_t)4u)
+#define TAG_PRISTINE (TAG_FREE | TAG_UNTOUCHED)
 #define POOL_MAGIC ((uintptr_t)0x9001F00Du)
+#define SIZE_BITS ((unsigned)(sizeof(size_t) * 8u))
+/*
+ * Level 2's room for the canary, whole HK_ALIGN units added to the stride,
+ * so a block takes the same largest request at every level.
+ */
+#define CANARY_ROOM ((HK_CANARY_ROOM + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u))
+
+/* For the general paths the fast ones branch to: out of line, so the fast ones keep few registers. */
+#if defined(__GNUC__) || defined(__clang__)
+#define POOL_SLOW_PATH __attribute__((noinline, cold))
+#else
+#define POOL_SLOW_PATH
+#endif
 
 HK_STATIC_ASSERT(sizeof(pool_hdr_t) == 2 * sizeof(void *), pool_header_is_two_words);
-HK_STATIC_ASSERT(sizeof(size_t) <= sizeof(void *), requested_fits_the_link);
+HK_STATIC_ASSERT(sizeof(size_t) == sizeof(uintptr_t), a_link_is_a_word);
+HK_STATIC_ASSERT(HK_ALIGN > TAG_MASK, the_tag_fits_below_an_aligned_pool_address);
+HK_STATIC_ASSERT(HK_POOLSET_MAX_CLASSES < 32, a_class_mask_has_a_bit_above_the_last_class);
 
 struct hk_pool {
-    hk_heap_t heap;
-    uintptr_t magic;          /* POOL_MAGIC ^ the pool's address while it lives */
-    pool_hdr_t *first_free;
-    unsigned char *blocks;    /* header of block 0 */
-    size_t stride;            /* header + usable bytes, a multiple of HK_ALIGN */
+    hk_heap_t heap;     /* stats: capacity and the event counters; the rest is derived in get_stats */
+    /* The fast paths' fields, in the order they load them. */
+    size_t fast_limit;  /* max_request + 1, or 0 to send every malloc down the general path */
+    size_t head;        /* first free block's index + 1, 0: the list is empty */
+    uintptr_t pbase;    /* payload of block "index + 1 == 0": block i's payload is pbase + (i + 1) * stride */
+    size_t stride;      /* header + payload, a multiple of HK_ALIGN */
     size_t count;
-    size_t block_size;        /* as created: what hk_pool_alloc requests */
+    uintptr_t first;    /* block 0's payload */
+    size_t fast_span;   /* span, or 0 to send every free down the general path */
+    size_t max_request; /* largest request a block takes: its payload, less CANARY_ROOM */
+    size_t span;        /* count * stride */
+    size_t lost;        /* blocks taken out of service (DEAD) */
+    uintptr_t magic;    /* POOL_MAGIC ^ the pool's address while it lives */
+    size_t block_size;  /* as created: what hk_pool_alloc requests */
+    uint32_t class_bit; /* in a set: this class's bit in the set's avail mask */
     hk_heap_t *backing;
-    hk_poolset_t *set;        /* owning set, whose counters follow this pool's, or NULL */
+    hk_poolset_t *set;  /* owning set, whose free bytes follow this pool's, or NULL */
     const hk_pool_sync_t *sync;
     void *sem;
 };
 
+/*
+ * Sizes with k leading zeros, [2^(B-1-k), 2^(B-k) - 1] for B bits (size 0
+ * takes size 1's). Classes from the first whose max_request reaches the octave's top
+ * fit them all: mask has their bits (none when no class does; the bits
+ * above the last class are never set in avail). lim is the max_request of
+ * the class below them: a size up to lim fits that one too.
+ */
+typedef struct pool_bucket {
+    size_t lim;
+    uint32_t mask;
+} pool_bucket_t;
+
 struct hk_poolset {
-    hk_heap_t heap;
-    hk_pool_t **pools;        /* by increasing block size, which is also address order */
+    hk_heap_t heap;   /* stats: capacity, free_bytes, min_ever_free and the event counters */
+    uint32_t avail;   /* bit c: class c's free list is not empty */
     size_t n;
-    uintptr_t lo;             /* first pool's blocks */
-    uintptr_t hi;             /* end of the last pool's blocks */
+    uintptr_t lo;     /* first pool's blocks */
+    size_t span;      /* up to the end of the last pool's blocks */
+    uintptr_t ctl;    /* first pool's struct: every pool struct starts in [ctl, ctl + ctl_span] */
+    size_t ctl_span;
+    hk_pool_t *pools[HK_POOLSET_MAX_CLASSES]; /* by increasing block size, which is also address order */
+    pool_bucket_t bucket[sizeof(size_t) * 8u];
 };
 
 /* ---- blocks and headers ---- */
 
-static size_t usable_of(const hk_pool_t *p) { return p->stride - POOL_HDR; }
 static uintptr_t magic_of(const hk_pool_t *p) { return POOL_MAGIC ^ (uintptr_t)p; }
-static uintptr_t blocks_end(const hk_pool_t *p) { return (uintptr_t)p->blocks + p->count * p->stride; }
+static uintptr_t tagged(const hk_pool_t *p, uintptr_t tag) { return (uintptr_t)p | tag; }
+/* The header's tag if its owner word names p; otherwise a value with bits above TAG_MASK. */
+static uintptr_t tag_of(const hk_pool_t *p, const pool_hdr_t *h) { return h->owner ^ (uintptr_t)p; }
+static int tag_is_free(uintptr_t tag) { return (tag & ~TAG_UNTOUCHED) == TAG_FREE; }
+/* The payload and header of the block whose index + 1 is e (0: none). */
+static unsigned char *payload_at(const hk_pool_t *p, size_t e) { return (unsigned char *)(p->pbase + e * p->stride); }
+static pool_hdr_t *hdr_at(const hk_pool_t *p, size_t e) { return (pool_hdr_t *)(void *)payload_at(p, e) - 1; }
+static pool_hdr_t *block_at(const hk_pool_t *p, size_t i) { return hdr_at(p, i + 1u); }
+static size_t index_of(const hk_pool_t *p, const pool_hdr_t *h) { return ((uintptr_t)h + POOL_HDR - p->first) / p->stride; }
 static pool_hdr_t *hdr_of(const void *ptr) { return (pool_hdr_t *)((uintptr_t)ptr - POOL_HDR); }
-static pool_hdr_t *block_at(const hk_pool_t *p, size_t i) { return (pool_hdr_t *)(p->blocks + i * p->stride); }
-static void *payload_of(pool_hdr_t *h) { return (unsigned char *)h + POOL_HDR; }
+static unsigned char *payload_of(pool_hdr_t *h) { return (unsigned char *)h + POOL_HDR; }
+static unsigned char *payload_end(const hk_pool_t *p, pool_hdr_t *h) { return (unsigned char *)h + p->stride; }
+static uintptr_t blocks_of(const hk_pool_t *p) { return p->first - POOL_HDR; }
+static uintptr_t blocks_end(const hk_pool_t *p) { return blocks_of(p) + p->span; }
 static hk_heap_t *report_heap(hk_pool_t *p) { return p->set != NULL ? &p->set->heap : &p->heap; }
 
 /* Gross bytes per block, or 0 if that overflows. */
 static size_t stride_for(size_t block_size)
 {
-    return block_size > SIZE_MAX - POOL_HDR ? 0 : hk_round_up(block_size + POOL_HDR, HK_ALIGN);
+    return block_size > SIZE_MAX - POOL_HDR - CANARY_ROOM - HK_ALIGN
+               ? 0
+               : hk_round_up(block_size + POOL_HDR, HK_ALIGN) + CANARY_ROOM;
 }
 
-static int is_block(const hk_pool_t *p, const pool_hdr_t *h)
+/*
+ * A free block's header as malloc must find it before following its link:
+ * FREE or PRISTINE for this pool, and a link that is a block of the pool.
+ */
+static int free_hdr_ok(const hk_pool_t *p, const pool_hdr_t *h)
 {
-    uintptr_t a = (uintptr_t)h;
-    return a >= (uintptr_t)p->blocks && a < blocks_end(p) && (a - (uintptr_t)p->blocks) % p->stride == 0;
+    return tag_is_free(tag_of(p, h)) && h->word <= p->count;
 }
 
-/* ---- counters: a pool's and, for a pool of a set, the set's move together ---- */
-
-static void count_pop(hk_heap_t *heap, const hk_pool_t *p, size_t requested)
+/* Level 2: the canary after a used block's request, the poison in a free block. */
+static int canary_ok(const hk_pool_t *p, pool_hdr_t *h)
 {
-    hk_count_alloc(heap, requested, usable_of(p), p->stride);
-    heap->stats.free_blocks--;
+    return !HK_CANARIES || hk_filled(payload_of(h) + h->word, payload_end(p, h), HK_CANARY_BYTE);
 }
 
-static void count_push(hk_heap_t *heap, const hk_pool_t *p, size_t requested)
+static int poison_ok(const hk_pool_t *p, pool_hdr_t *h)
 {
-    hk_count_free(heap, requested, usable_of(p), p->stride);
-    heap->stats.free_blocks++;
+    return !HK_CANARIES || hk_filled(payload_of(h), payload_end(p, h), HK_POISON_BYTE);
 }
 
-static void count_resize(hk_heap_t *heap, const hk_pool_t *p, size_t old_requested, size_t requested)
+/*
+ * Blocks [touched, count) have never been handed out: the PRISTINE tail of
+ * the free list, a suffix of the blocks, so a binary search finds where it
+ * starts. touched is the most blocks ever out of the list at once.
+ */
+static size_t touched_blocks(const hk_pool_t *p)
 {
-    hk_count_resize(heap, old_requested, usable_of(p), p->stride, requested, usable_of(p), p->stride);
-    heap->stats.realloc_count++;
+    size_t lo = 0;
+    size_t hi = p->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2u;
+        if (tag_of(p, block_at(p, mid)) == TAG_PRISTINE) {
+            hi = mid;
+        } else {
+            lo = mid + 1u;
+        }
+    }
+    return lo;
+}
+
+/*
+ * What the headers say: the blocks in use (with the free count, the
+ * allocations made), the bytes they requested, and the most ever out of the
+ * list at once. O(log blocks + blocks handed out so far).
+ */
+typedef struct pool_census {
+    size_t live;
+    size_t requested;
+    size_t touched;
+} pool_census_t;
+
+static pool_census_t census(const hk_pool_t *p)
+{
+    pool_census_t c;
+    size_t i;
+    c.live = 0;
+    c.requested = 0;
+    c.touched = touched_blocks(p);
+    for (i = 0; i < c.touched; i++) {
+        const pool_hdr_t *h = block_at(p, i);
+        if (tag_of(p, h) == TAG_USED) {
+            c.live++;
+            c.requested += h->word;
+        }
+    }
+    return c;
+}
+
+static size_t free_blocks_of(const hk_pool_t *p) { return p->count - census(p).live - p->lost; }
+
+/* ---- set bookkeeping: a pool of a set keeps the set's free bytes and avail bit current ---- */
+
+static void set_avail(hk_pool_t *p)
+{
+    if (p->head != 0) {
+        p->set->avail |= p->class_bit;
+    } else {
+        p->set->avail &= ~p->class_bit;
+    }
+}
+
+/* n blocks of p left the free list (handed out, or taken out of service). */
+static void set_took(hk_pool_t *p, size_t n)
+{
+    hk_stats_t *s;
+    if (p->set == NULL) {
+        return;
+    }
+    s = &p->set->heap.stats;
+    s->free_bytes -= n * p->stride;
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
+    }
+    set_avail(p);
+}
+
+static void set_gave(hk_pool_t *p)
+{
+    if (p->set != NULL) {
+        p->set->heap.stats.free_bytes += p->stride;
+        p->set->avail |= p->class_bit;
+    }
 }
 
 static void count_fail(hk_pool_t *p)
@@ -132,61 +319,144 @@ static void count_fail(hk_pool_t *p)
     }
 }
 
-static void *pop(hk_pool_t *p, size_t requested)
+/* n free blocks went out of service: the counters, the set and the semaphore follow. */
+static void lose(hk_pool_t *p, size_t n)
 {
-    pool_hdr_t *h = p->first_free;
-    if (h == NULL) {
-        return NULL;
+    size_t i;
+    p->lost += n;
+    set_took(p, n);
+    if (p->sync != NULL) {
+        for (i = 0; i < n; i++) {
+            (void)p->sync->sem_take(p->sem, 0); /* without waiting: the lock is held */
+        }
     }
-    p->first_free = h->link.next;
-    h->link.requested = requested;
-    h->owner = (uintptr_t)p | POOL_USED;
-    count_pop(&p->heap, p, requested);
-    if (p->set != NULL) {
-        count_pop(&p->set->heap, p, requested);
+}
+
+/* ---- damage on the free list ---- */
+
+/*
+ * The list head bad fails free_hdr_ok: nothing reached through the list can
+ * be trusted. Report it, take the free blocks out of service (those whose
+ * header says so, and bad itself unless it says USED: the list led there)
+ * except the untouched tail, and start the list again with the tail, its
+ * links rewritten. A block whose header is damaged otherwise may be in
+ * someone's hands: it is left for check() to report. O(blocks), on the
+ * error path only.
+ */
+static void drop_list(hk_pool_t *p, pool_hdr_t *bad)
+{
+    size_t tail = p->count;
+    size_t lost = 0;
+    size_t i;
+    hk_report(report_heap(p), HK_ERR_CORRUPT, payload_of(bad));
+    while (tail > 0 && tag_of(p, block_at(p, tail - 1u)) == TAG_PRISTINE) {
+        tail--;
     }
+    for (i = 0; i < tail; i++) {
+        pool_hdr_t *h = block_at(p, i);
+        uintptr_t tag = tag_of(p, h);
+        if (tag_is_free(tag) || (h == bad && tag != TAG_USED && tag != TAG_DEAD)) {
+            h->owner = tagged(p, TAG_DEAD);
+            lost++;
+        }
+    }
+    for (i = tail; i < p->count; i++) {
+        block_at(p, i)->word = i + 1u < p->count ? i + 2u : 0;
+    }
+    p->head = tail < p->count ? tail + 1u : 0;
+    lose(p, lost);
+}
+
+/* Level 2: the list head h was written while free. Report it and take it alone out of service. */
+static void quarantine(hk_pool_t *p, pool_hdr_t *h)
+{
+    hk_report(report_heap(p), HK_ERR_CORRUPT, payload_of(h));
+    p->head = h->word; /* checked by free_hdr_ok */
+    h->owner = tagged(p, TAG_DEAD);
+    lose(p, 1);
+}
+
+/* ---- the general paths: any pool, any level ---- */
+
+/* Take the head of p's free list, or NULL when there is none; damage found there is reported and contained. */
+static pool_hdr_t *pop(hk_pool_t *p)
+{
+    for (;;) {
+        pool_hdr_t *h;
+        if (p->head == 0) {
+            return NULL;
+        }
+        h = hdr_at(p, p->head);
+        if (HK_CHECKS && !free_hdr_ok(p, h)) {
+            drop_list(p, h);
+        } else if (!poison_ok(p, h)) {
+            quarantine(p, h);
+        } else {
+            p->head = h->word;
+            return h;
+        }
+    }
+}
+
+/* Hand out h, just popped from p, for a request of size bytes. */
+static void *grant(hk_pool_t *p, pool_hdr_t *h, size_t size)
+{
+    h->owner = tagged(p, TAG_USED);
+    h->word = size;
+    if (HK_CANARIES) {
+        hk_fill(payload_of(h) + size, payload_end(p, h), HK_CANARY_BYTE);
+    }
+    set_took(p, 1);
     return payload_of(h);
 }
 
 static void push(hk_pool_t *p, pool_hdr_t *h)
 {
-    size_t requested = h->link.requested;
-    h->link.next = p->first_free;
-    h->owner = (uintptr_t)p;
-    p->first_free = h;
-    count_push(&p->heap, p, requested);
-    if (p->set != NULL) {
-        count_push(&p->set->heap, p, requested);
+    if (HK_CANARIES) {
+        hk_fill(payload_of(h), payload_end(p, h), HK_POISON_BYTE);
     }
+    h->owner = tagged(p, TAG_FREE);
+    h->word = p->head;
+    p->head = index_of(p, h) + 1u;
+    p->heap.stats.free_count++;
+    set_gave(p);
 }
 
-static void resize(hk_pool_t *p, pool_hdr_t *h, size_t requested)
+static void resize(hk_pool_t *p, pool_hdr_t *h, size_t size)
 {
-    count_resize(&p->heap, p, h->link.requested, requested);
-    if (p->set != NULL) {
-        count_resize(&p->set->heap, p, h->link.requested, requested);
+    h->word = size;
+    if (HK_CANARIES) {
+        hk_fill(payload_of(h) + size, payload_end(p, h), HK_CANARY_BYTE);
     }
-    h->link.requested = requested;
+    p->heap.stats.realloc_count++;
+    if (p->set != NULL) {
+        p->set->heap.stats.realloc_count++;
+    }
 }
 
 /* The used block of p that ptr names, or NULL with the misuse in *error. */
 static pool_hdr_t *find_used(const hk_pool_t *p, const void *ptr, hk_error_t *error)
 {
     uintptr_t a = (uintptr_t)ptr;
-    pool_hdr_t *h;
-    if (a < (uintptr_t)p->blocks || a >= blocks_end(p)) {
+    uintptr_t off = a - p->first;
+    pool_hdr_t *h = hdr_of(ptr);
+    uintptr_t tag;
+    if (!HK_CHECKS) {
+        return h;
+    }
+    if (a - blocks_of(p) >= p->span) {
         *error = HK_ERR_FOREIGN_PTR;
         return NULL;
     }
-    h = hdr_of(ptr);
-    if (!is_block(p, h)) {
+    if (off >= p->span || off % p->stride != 0) {
         *error = HK_ERR_INTERIOR_PTR;
         return NULL;
     }
-    if (h->owner == ((uintptr_t)p | POOL_USED) && h->link.requested <= usable_of(p)) {
+    tag = tag_of(p, h);
+    if (tag == TAG_USED && h->word <= p->max_request && canary_ok(p, h)) {
         return h;
     }
-    *error = h->owner == (uintptr_t)p ? HK_ERR_DOUBLE_FREE : HK_ERR_CORRUPT;
+    *error = tag_is_free(tag) ? HK_ERR_DOUBLE_FREE : HK_ERR_CORRUPT;
     return NULL;
 }
 
@@ -218,13 +488,16 @@ static void pool_unlock(const hk_pool_t *p)
 }
 
 /* allocBuffer: the semaphore first (it guarantees a block), then the lock. */
-static void *take(hk_pool_t *p, size_t size, uint32_t timeout_ticks)
+static POOL_SLOW_PATH void *take(hk_pool_t *p, size_t size, uint32_t timeout_ticks)
 {
     void *ptr = NULL;
-    int ready = size <= usable_of(p) && (p->sync == NULL || p->sync->sem_take(p->sem, timeout_ticks));
+    int ready = size <= p->max_request && (p->sync == NULL || p->sync->sem_take(p->sem, timeout_ticks));
     pool_lock(p);
     if (ready) {
-        ptr = pop(p, size);
+        pool_hdr_t *h = pop(p);
+        if (h != NULL) {
+            ptr = grant(p, h, size);
+        }
     }
     if (ptr == NULL) {
         count_fail(p);
@@ -234,7 +507,7 @@ static void *take(hk_pool_t *p, size_t size, uint32_t timeout_ticks)
 }
 
 /* freeBuffer: push under the lock, give the semaphore after unlocking. Returns 0 or the misuse. */
-static int give(hk_pool_t *p, void *ptr)
+static POOL_SLOW_PATH int give(hk_pool_t *p, void *ptr)
 {
     hk_error_t error = HK_ERR_CORRUPT;
     pool_hdr_t *h;
@@ -253,6 +526,14 @@ static int give(hk_pool_t *p, void *ptr)
         p->sync->sem_give(p->sem);
     }
     return 0;
+}
+
+/* Whether the fast paths may serve p: a lone pool without sync, below level 2. */
+static void set_fast_paths(hk_pool_t *p)
+{
+    int fast = !HK_CANARIES && p->set == NULL && p->sync == NULL;
+    p->fast_limit = fast ? p->max_request + 1u : 0;
+    p->fast_span = fast ? p->span : 0;
 }
 
 /* ---- one pool ---- */
@@ -275,23 +556,32 @@ hk_pool_t *hk_pool_create(hk_heap_t *backing, size_t block_size, size_t max_bloc
     if (p == NULL) {
         return NULL;
     }
+    HK_ASSERT((uintptr_t)p % HK_ALIGN == 0);
     hk_heap_setup(&p->heap, &hk_pool_ops, max_blocks * stride);
-    p->heap.stats.free_blocks = max_blocks;
-    p->magic = magic_of(p);
-    p->blocks = (unsigned char *)p + offset;
+    p->head = 1;
     p->stride = stride;
     p->count = max_blocks;
+    p->first = (uintptr_t)p + offset + POOL_HDR;
+    p->pbase = p->first - stride;
+    p->span = max_blocks * stride;
+    p->max_request = stride - POOL_HDR - CANARY_ROOM;
+    p->lost = 0;
+    p->magic = magic_of(p);
     p->block_size = block_size;
+    p->class_bit = 0;
     p->backing = backing;
     p->set = NULL;
     p->sync = NULL;
     p->sem = NULL;
+    set_fast_paths(p);
     for (i = 0; i < max_blocks; i++) {
         pool_hdr_t *h = block_at(p, i);
-        h->link.next = i + 1 < max_blocks ? block_at(p, i + 1) : NULL;
-        h->owner = (uintptr_t)p;
+        h->owner = tagged(p, TAG_PRISTINE);
+        h->word = i + 1u < max_blocks ? i + 2u : 0;
+        if (HK_CANARIES) {
+            hk_fill(payload_of(h), payload_end(p, h), HK_POISON_BYTE);
+        }
     }
-    p->first_free = block_at(p, 0);
     return p;
 }
 
@@ -306,9 +596,9 @@ void hk_pool_destroy(hk_pool_t *pool)
 
 hk_heap_t *hk_pool_heap(hk_pool_t *pool) { return &pool->heap; }
 
-size_t hk_pool_block_size(const hk_pool_t *pool) { return usable_of(pool); }
+size_t hk_pool_block_size(const hk_pool_t *pool) { return pool->max_request; }
 
-size_t hk_pool_available(const hk_pool_t *pool) { return pool->heap.stats.free_blocks; }
+size_t hk_pool_available(const hk_pool_t *pool) { return free_blocks_of(pool); }
 
 hk_status_t hk_pool_set_sync(hk_pool_t *pool, const hk_pool_sync_t *sync)
 {
@@ -317,16 +607,17 @@ hk_status_t hk_pool_set_sync(hk_pool_t *pool, const hk_pool_sync_t *sync)
         sync->sem_take == NULL || sync->sem_give == NULL || sync->lock == NULL || sync->unlock == NULL) {
         return HK_EINVAL;
     }
-    sem = sync->sem_create(sync->ctx, pool->heap.stats.free_blocks);
+    sem = sync->sem_create(sync->ctx, free_blocks_of(pool));
     if (sem == NULL) {
         return HK_EINVAL;
     }
     pool->sem = sem;
     pool->sync = sync;
+    set_fast_paths(pool);
     return HK_OK;
 }
 
-void *hk_pool_alloc(hk_pool_t *pool) { return take(pool, pool->block_size, 0); }
+void *hk_pool_alloc(hk_pool_t *pool) { return hk_pool_malloc(pool, pool->block_size); }
 
 void *hk_pool_alloc_blocking(hk_pool_t *pool, uint32_t timeout_ticks)
 {
@@ -339,17 +630,58 @@ int hk_pool_release(void *ptr)
     if (ptr == NULL) {
         return 0;
     }
-    if ((uintptr_t)ptr % HK_ALIGN != 0 || (uintptr_t)ptr < POOL_HDR) {
+    if (HK_CHECKS && ((uintptr_t)ptr % HK_ALIGN != 0 || (uintptr_t)ptr < POOL_HDR)) {
         return (int)HK_ERR_FOREIGN_PTR;
     }
-    owner = hdr_of(ptr)->owner & ~POOL_USED;
-    if (owner == 0 || owner % HK_ALIGN != 0 || ((const hk_pool_t *)owner)->magic != (POOL_MAGIC ^ owner)) {
+    owner = hdr_of(ptr)->owner & ~TAG_MASK;
+    if (HK_CHECKS &&
+        (owner == 0 || owner % HK_ALIGN != 0 || ((const hk_pool_t *)owner)->magic != (POOL_MAGIC ^ owner))) {
         return (int)HK_ERR_FOREIGN_PTR;
     }
     return give((hk_pool_t *)owner, ptr);
 }
 
-void *hk_pool_malloc(hk_pool_t *pool, size_t size) { return take(pool, size, 0); }
+/*
+ * malloc's general path (damage on the list included). A lone pool whose
+ * request is too large or whose list is empty fails here at once.
+ */
+static POOL_SLOW_PATH void *malloc_slow(hk_pool_t *p, size_t size)
+{
+    if (p->fast_limit != 0 && (size >= p->fast_limit || p->head == 0)) {
+        p->heap.stats.fail_count++;
+        return NULL;
+    }
+    return take(p, size, 0);
+}
+
+/*
+ * The fast path: a lone pool without sync below level 2 (fast_limit is 0
+ * otherwise), a size that fits, a block on the list whose header checks out
+ * (level 1). An empty lone pool fails here too. Anything else goes down the
+ * general path, which also reports.
+ */
+void *hk_pool_malloc(hk_pool_t *pool, size_t size)
+{
+    /* Both loaded at once; written so, the compiler finds the short sequence (one ldrd, one mla). */
+    size_t limit = pool->fast_limit;
+    size_t e = pool->head;
+    unsigned char *payload;
+    pool_hdr_t *h;
+    size_t next;
+    if (size >= limit || e == 0) {
+        return malloc_slow(pool, size);
+    }
+    payload = payload_at(pool, e);
+    h = hdr_of(payload);
+    next = h->word;
+    if (HK_CHECKS && (!tag_is_free(tag_of(pool, h)) || next > pool->count)) {
+        return malloc_slow(pool, size);
+    }
+    pool->head = next;
+    h->word = size;
+    h->owner = tagged(pool, TAG_USED);
+    return payload;
+}
 
 void *hk_pool_realloc(hk_pool_t *pool, void *ptr, size_t size)
 {
@@ -363,7 +695,7 @@ void *hk_pool_realloc(hk_pool_t *pool, void *ptr, size_t size)
     }
     pool_lock(pool);
     h = lookup(pool, ptr);
-    if (h != NULL && size > usable_of(pool)) {
+    if (h != NULL && size > pool->max_request) {
         count_fail(pool); /* there is no larger block to move to */
         h = NULL;
     } else if (h != NULL) {
@@ -373,11 +705,28 @@ void *hk_pool_realloc(hk_pool_t *pool, void *ptr, size_t size)
     return h != NULL ? ptr : NULL;
 }
 
+/* The fast path, as hk_pool_malloc's: a used block of a lone pool whose header checks out (level 1). */
 void hk_pool_free(hk_pool_t *pool, void *ptr)
 {
-    if (ptr != NULL) {
-        (void)give(pool, ptr);
+    uintptr_t off = (uintptr_t)ptr - pool->first;
+    pool_hdr_t *h = hdr_of(ptr);
+    size_t i;
+    if (off >= pool->fast_span) {
+        if (ptr != NULL) {
+            (void)give(pool, ptr);
+        }
+        return;
     }
+    i = off / pool->stride;
+    /* The boundary first: only then is the header known to be aligned and in the pool. */
+    if (HK_CHECKS && (off != i * pool->stride || h->owner != tagged(pool, TAG_USED) || h->word > pool->max_request)) {
+        (void)give(pool, ptr);
+        return;
+    }
+    h->word = pool->head;
+    h->owner = tagged(pool, TAG_FREE);
+    pool->head = i + 1u;
+    pool->heap.stats.free_count++;
 }
 
 size_t hk_pool_usable_size(hk_pool_t *pool, const void *ptr)
@@ -389,17 +738,30 @@ size_t hk_pool_usable_size(hk_pool_t *pool, const void *ptr)
     pool_lock(pool);
     h = lookup(pool, ptr);
     pool_unlock(pool);
-    return h != NULL ? usable_of(pool) : 0;
+    return h == NULL ? 0 : HK_CANARIES ? h->word : pool->max_request;
 }
 
-static size_t free_block_size(const hk_pool_t *p) { return p->first_free != NULL ? p->stride : 0; }
+/* The stats of a pool, derived from its counters and blocks. */
+static void pool_stats(const hk_pool_t *p, hk_stats_t *out)
+{
+    pool_census_t c = census(p);
+    *out = p->heap.stats;
+    out->alloc_count = out->free_count + c.live;
+    out->used_blocks = c.live + p->lost;
+    out->free_blocks = p->count - out->used_blocks;
+    out->free_bytes = out->free_blocks * p->stride;
+    out->min_ever_free = (p->count - c.touched) * p->stride;
+    out->used_requested = c.requested;
+    out->used_granted = HK_CANARIES ? c.requested : c.live * p->max_request;
+    out->peak_used = out->capacity - out->min_ever_free;
+    out->largest_free = p->head != 0 ? p->stride : 0;
+    out->smallest_free = out->largest_free;
+}
 
 void hk_pool_get_stats(hk_pool_t *pool, hk_stats_t *out)
 {
     pool_lock(pool);
-    *out = pool->heap.stats;
-    out->largest_free = free_block_size(pool);
-    out->smallest_free = free_block_size(pool);
+    pool_stats(pool, out);
     pool_unlock(pool);
 }
 
@@ -408,12 +770,14 @@ static void walk_blocks(const hk_pool_t *p, hk_walk_fn visit, void *ctx)
     size_t i;
     for (i = 0; i < p->count; i++) {
         pool_hdr_t *h = block_at(p, i);
+        uintptr_t tag = tag_of(p, h);
         hk_block_info_t info;
         info.start = h;
         info.size = p->stride;
         info.payload = payload_of(h);
-        info.usable = usable_of(p);
-        info.used = (h->owner & POOL_USED) != 0;
+        info.used = !tag_is_free(tag);
+        /* Dead or damaged blocks count as used, with nothing usable. */
+        info.usable = tag != TAG_USED && info.used ? 0 : HK_CANARIES && info.used ? h->word : p->max_request;
         visit(ctx, &info);
     }
 }
@@ -425,61 +789,89 @@ void hk_pool_walk(hk_pool_t *pool, hk_walk_fn visit, void *ctx)
     pool_unlock(pool);
 }
 
-static int check_blocks(const hk_pool_t *p)
+static hk_check_t check_pool(const hk_pool_t *p)
 {
     const hk_stats_t *s = &p->heap.stats;
-    const pool_hdr_t *h;
     size_t listed = 0;
     size_t free_count = 0;
-    size_t used = 0;
-    size_t requested = 0;
+    size_t dead = 0;
+    size_t tail = p->count;
+    size_t e;
     size_t i;
 
-    if (p->magic != magic_of(p) || p->stride < POOL_HDR || p->stride % HK_ALIGN != 0) {
-        return 1;
+    if (p->magic != magic_of(p) || p->count == 0 || p->stride < POOL_HDR + CANARY_ROOM ||
+        p->max_request != p->stride - POOL_HDR - CANARY_ROOM || p->span / p->stride != p->count ||
+        p->span % p->stride != 0 || p->pbase != p->first - p->stride || p->head > p->count) {
+        return HK_CHECK_CONTROL;
     }
-    for (h = p->first_free; h != NULL; h = h->link.next) {
-        if (++listed > p->count || !is_block(p, h)) {
-            return 2; /* a cycle, or a link out of the pool */
+    if (p->stride % HK_ALIGN != 0 || p->first % HK_ALIGN != 0) {
+        return HK_CHECK_ALIGN;
+    }
+    if (p->fast_limit != 0 && (p->fast_limit != p->max_request + 1u || p->fast_span != p->span)) {
+        return HK_CHECK_CONTROL;
+    }
+    for (e = p->head; e != 0; e = hdr_at(p, e)->word) {
+        if (e > p->count) {
+            return HK_CHECK_RANGE;
         }
-        if (h->owner != (uintptr_t)p) {
-            return 3;
+        if (++listed > p->count) {
+            return HK_CHECK_LINK; /* a cycle */
+        }
+        if (!tag_is_free(tag_of(p, hdr_at(p, e)))) {
+            return HK_CHECK_STATE;
         }
     }
     for (i = 0; i < p->count; i++) {
-        h = block_at(p, i);
-        if (h->owner == (uintptr_t)p) {
+        pool_hdr_t *h = block_at(p, i);
+        uintptr_t tag = tag_of(p, h);
+        if (tag == TAG_PRISTINE) {
+            /* The untouched tail: a suffix of the blocks, linked in address order. */
+            tail = tail < i ? tail : i;
+            if (h->word != (i + 1u < p->count ? i + 2u : 0)) {
+                return HK_CHECK_LINK;
+            }
+        } else if (tail != p->count) {
+            return HK_CHECK_STATE;
+        }
+        if (tag_is_free(tag)) {
+            if (!poison_ok(p, h)) {
+                return HK_CHECK_POISON;
+            }
             free_count++;
-        } else if (h->owner == ((uintptr_t)p | POOL_USED) && h->link.requested <= usable_of(p)) {
-            used++;
-            requested += h->link.requested;
+        } else if (tag == TAG_USED) {
+            if (h->word > p->max_request) {
+                return HK_CHECK_SIZE;
+            }
+            if (!canary_ok(p, h)) {
+                return HK_CHECK_CANARY;
+            }
+        } else if (tag == TAG_DEAD) {
+            dead++;
         } else {
-            return 4;
+            return HK_CHECK_STATE;
         }
     }
     if (free_count != listed) {
-        return 5;
+        return HK_CHECK_COUNT;
     }
-    if (s->capacity != p->count * p->stride || s->used_blocks != used || s->free_blocks != free_count ||
-        s->used_granted != used * usable_of(p) || s->used_requested != requested ||
-        s->free_bytes != free_count * p->stride) {
-        return 6;
+    if (s->capacity != p->span || p->lost != dead) {
+        return HK_CHECK_STATS;
     }
-    return 0;
+    return HK_CHECK_OK;
 }
 
-int hk_pool_check(hk_pool_t *pool)
+hk_check_t hk_pool_check(hk_pool_t *pool)
 {
-    int rc;
+    hk_check_t rc;
     pool_lock(pool);
-    rc = check_blocks(pool);
+    rc = check_pool(pool);
     pool_unlock(pool);
     return rc;
 }
 
 int hk_pool_owns(const hk_pool_t *pool, const void *ptr)
 {
-    return (uintptr_t)ptr >= (uintptr_t)pool->blocks && (uintptr_t)ptr < blocks_end(pool);
+    return (uintptr_t)ptr - blocks_of(pool) < pool->span;
 }
 
 /* ---- a set of pools ---- */
@@ -489,7 +881,7 @@ HK_DEFINE_OPS_REALLOC(hk_poolset, hk_poolset_t, "poolset", NULL);
 static int classes_valid(const hk_pool_class_t *classes, size_t n_classes)
 {
     size_t i;
-    if (classes == NULL || n_classes == 0) {
+    if (classes == NULL || n_classes == 0 || n_classes > HK_POOLSET_MAX_CLASSES) {
         return 0;
     }
     for (i = 0; i < n_classes; i++) {
@@ -501,6 +893,44 @@ static int classes_valid(const hk_pool_class_t *classes, size_t n_classes)
     return 1;
 }
 
+/* Leading zero bits of x > 0: the index of its octave's bucket. */
+static unsigned leading_zeros(size_t x)
+{
+    HK_ASSERT(x != 0);
+#if defined(__GNUC__) || defined(__clang__)
+    if (sizeof(size_t) == sizeof(unsigned)) {
+        return (unsigned)__builtin_clz((unsigned)x);
+    }
+    return (unsigned)__builtin_clzll((unsigned long long)x);
+#else
+    return SIZE_BITS - 1u - hk_log2_floor(x);
+#endif
+}
+
+static pool_bucket_t bucket_for(const hk_poolset_t *set, unsigned k)
+{
+    size_t top = SIZE_MAX >> k; /* the octave's largest size, 2^(B-k) - 1 */
+    size_t c = 0;
+    pool_bucket_t b;
+    while (c < set->n && set->pools[c]->max_request < top) {
+        c++;
+    }
+    b.mask = ~(uint32_t)0 << c;
+    b.lim = c > 0 ? set->pools[c - 1u]->max_request : 0;
+    return b;
+}
+
+/* The classes a request of size can take, as a mask of class bits (pool_bucket_t). */
+static uint32_t classes_fitting(const hk_poolset_t *set, size_t size)
+{
+    const pool_bucket_t *b = &set->bucket[leading_zeros(size | 1u)]; /* size 0 goes where 1 does */
+    uint32_t mask = b->mask;
+    if (size <= b->lim) {
+        mask |= mask >> 1;
+    }
+    return mask;
+}
+
 hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *classes, size_t n_classes,
                               hk_status_t *status)
 {
@@ -509,8 +939,8 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
     hk_bump_t *bump;
     size_t control;
     size_t capacity = 0;
-    size_t blocks = 0;
     size_t i;
+    unsigned k;
 
     if (arena == NULL || !classes_valid(classes, n_classes)) {
         hk_init_status(status, HK_EINVAL);
@@ -520,12 +950,7 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
     set = (hk_poolset_t *)hk_align_up_uptr(lo, HK_ALIGN);
     control = (size_t)((uintptr_t)set - lo) + sizeof(hk_poolset_t);
     bump = size > control ? hk_bump_init((unsigned char *)arena + control, size - control, NULL) : NULL;
-    if (bump == NULL || n_classes > SIZE_MAX / sizeof(hk_pool_t *)) {
-        hk_init_status(status, HK_ETOOSMALL);
-        return NULL;
-    }
-    set->pools = (hk_pool_t **)hk_bump_malloc(bump, n_classes * sizeof(hk_pool_t *));
-    if (set->pools == NULL) {
+    if (bump == NULL) {
         hk_init_status(status, HK_ETOOSMALL);
         return NULL;
     }
@@ -536,15 +961,21 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
             return NULL;
         }
         p->set = set;
+        p->class_bit = (uint32_t)1u << i;
+        set_fast_paths(p);
         set->pools[i] = p;
-        capacity += p->heap.stats.capacity;
-        blocks += p->count;
+        capacity += p->span;
     }
     hk_heap_setup(&set->heap, &hk_poolset_ops, capacity);
-    set->heap.stats.free_blocks = blocks;
     set->n = n_classes;
-    set->lo = (uintptr_t)set->pools[0]->blocks;
-    set->hi = blocks_end(set->pools[n_classes - 1]);
+    set->avail = (uint32_t)(((uint64_t)1u << n_classes) - 1u);
+    set->lo = blocks_of(set->pools[0]);
+    set->span = blocks_end(set->pools[n_classes - 1u]) - set->lo;
+    set->ctl = (uintptr_t)set->pools[0];
+    set->ctl_span = set->lo + set->span - sizeof(hk_pool_t) - set->ctl;
+    for (k = 0; k < SIZE_BITS; k++) {
+        set->bucket[k] = bucket_for(set, k);
+    }
     hk_init_status(status, HK_OK);
     return set;
 }
@@ -553,17 +984,57 @@ hk_heap_t *hk_poolset_heap(hk_poolset_t *set) { return &set->heap; }
 
 hk_pool_t *hk_poolset_pool(hk_poolset_t *set, size_t i) { return i < set->n ? set->pools[i] : NULL; }
 
-void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
+static void *set_fail(hk_poolset_t *set)
 {
-    size_t i;
-    for (i = 0; i < set->n; i++) {
-        hk_pool_t *p = set->pools[i];
-        if (size <= usable_of(p) && p->first_free != NULL) {
-            return pop(p, size);
-        }
-    }
     set->heap.stats.fail_count++;
     return NULL;
+}
+
+/* The general path: level 2, or damage found on a list (contained by pop, which may empty the class). */
+static POOL_SLOW_PATH void *set_take(hk_poolset_t *set, uint32_t fits, size_t size)
+{
+    uint32_t mask;
+    while ((mask = fits & set->avail) != 0) {
+        hk_pool_t *p = set->pools[hk_ffs32(mask)];
+        pool_hdr_t *h = pop(p);
+        if (h != NULL) {
+            return grant(p, h, size);
+        }
+    }
+    return set_fail(set);
+}
+
+void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
+{
+    uint32_t fits = classes_fitting(set, size);
+    uint32_t mask = fits & set->avail;
+    hk_pool_t *p;
+    unsigned char *payload;
+    pool_hdr_t *h;
+    size_t next;
+    size_t free_bytes;
+    size_t min_free;
+    if (mask == 0) {
+        return set_fail(set);
+    }
+    p = set->pools[hk_ffs32(mask)];
+    payload = payload_at(p, p->head); /* not 0: the class's avail bit is set */
+    h = hdr_of(payload);
+    next = h->word;
+    if (HK_CANARIES || (HK_CHECKS && (!tag_is_free(tag_of(p, h)) || next > p->count))) {
+        return set_take(set, fits, size);
+    }
+    p->head = next;
+    if (next == 0) {
+        set->avail &= ~p->class_bit;
+    }
+    h->word = size;
+    h->owner = tagged(p, TAG_USED);
+    free_bytes = set->heap.stats.free_bytes - p->stride;
+    min_free = set->heap.stats.min_ever_free;
+    set->heap.stats.free_bytes = free_bytes;
+    set->heap.stats.min_ever_free = free_bytes < min_free ? free_bytes : min_free;
+    return payload;
 }
 
 void *hk_poolset_aligned_alloc(hk_poolset_t *set, size_t alignment, size_t size)
@@ -582,10 +1053,27 @@ static hk_error_t classify_bad_header(const hk_poolset_t *set, const void *ptr)
     for (i = 0; i < set->n; i++) {
         const hk_pool_t *p = set->pools[i];
         if (hk_pool_owns(p, ptr)) {
-            return is_block(p, hdr_of(ptr)) ? HK_ERR_CORRUPT : HK_ERR_INTERIOR_PTR;
+            return (uintptr_t)ptr - p->first < p->span && ((uintptr_t)ptr - p->first) % p->stride == 0
+                       ? HK_ERR_CORRUPT
+                       : HK_ERR_INTERIOR_PTR;
         }
     }
     return HK_ERR_INTERIOR_PTR; /* between pools: a pool's control struct */
+}
+
+/* The owner word in front of ptr, read without assuming ptr is aligned. */
+static uintptr_t owner_word(const void *ptr)
+{
+    uintptr_t owner;
+    hk_memcpy(&owner, hdr_of(ptr), sizeof(owner));
+    return owner;
+}
+
+/* Whether p, taken from a header, is a pool of set: in its span, aligned, alive and naming set. */
+static int pool_of_set(const hk_poolset_t *set, const hk_pool_t *p)
+{
+    return (uintptr_t)p % HK_ALIGN == 0 && (uintptr_t)p - set->ctl <= set->ctl_span && p->set == set &&
+           p->magic == magic_of(p);
 }
 
 /*
@@ -595,22 +1083,14 @@ static hk_error_t classify_bad_header(const hk_poolset_t *set, const void *ptr)
  */
 static hk_pool_t *pool_of(const hk_poolset_t *set, const void *ptr, hk_error_t *error)
 {
-    uintptr_t a = (uintptr_t)ptr;
-    uintptr_t span = (uintptr_t)set->pools[0];
-    uintptr_t owner;
-    const hk_pool_t *p;
-
-    if (a < set->lo || a >= set->hi) {
+    hk_pool_t *p;
+    if ((uintptr_t)ptr - set->lo >= set->span) {
         *error = HK_ERR_FOREIGN_PTR;
         return NULL;
     }
-    if (a % HK_ALIGN == 0) {
-        owner = hdr_of(ptr)->owner & ~POOL_USED;
-        p = (const hk_pool_t *)owner;
-        if (owner >= span && owner <= set->hi - sizeof(hk_pool_t) && owner % HK_ALIGN == 0 &&
-            p->magic == magic_of(p) && p->set == set && hk_pool_owns(p, ptr)) {
-            return (hk_pool_t *)owner;
-        }
+    p = (hk_pool_t *)(owner_word(ptr) & ~TAG_MASK);
+    if (!HK_CHECKS || (pool_of_set(set, p) && hk_pool_owns(p, ptr))) {
+        return p;
     }
     *error = classify_bad_header(set, ptr);
     return NULL;
@@ -629,7 +1109,7 @@ static pool_hdr_t *set_lookup(hk_poolset_t *set, const void *ptr, hk_pool_t **po
     return h;
 }
 
-void hk_poolset_free(hk_poolset_t *set, void *ptr)
+static POOL_SLOW_PATH void set_give(hk_poolset_t *set, void *ptr)
 {
     hk_pool_t *p;
     pool_hdr_t *h;
@@ -640,6 +1120,43 @@ void hk_poolset_free(hk_poolset_t *set, void *ptr)
     if (h != NULL) {
         push(p, h);
     }
+}
+
+/*
+ * The fast path: ptr in the set's span, its owner word naming a pool of
+ * this set with the USED tag, at a block boundary of that pool, with a
+ * plausible requested size (level 1). Anything else, and level 2, goes down
+ * the general path, which also reports.
+ */
+void hk_poolset_free(hk_poolset_t *set, void *ptr)
+{
+    uintptr_t a = (uintptr_t)ptr;
+    uintptr_t off;
+    hk_pool_t *p;
+    pool_hdr_t *h;
+    size_t i;
+    if (HK_CANARIES || a - set->lo >= set->span) {
+        set_give(set, ptr);
+        return;
+    }
+    h = hdr_of(ptr);
+    p = (hk_pool_t *)(owner_word(ptr) ^ TAG_USED);
+    if (HK_CHECKS && (((uintptr_t)p & TAG_MASK) != 0 || (uintptr_t)p - set->ctl > set->ctl_span || p->set != set)) {
+        set_give(set, ptr);
+        return;
+    }
+    off = a - p->first;
+    i = off / p->stride;
+    if (HK_CHECKS && (off >= p->span || off != i * p->stride || h->word > p->max_request)) {
+        set_give(set, ptr);
+        return;
+    }
+    h->owner = tagged(p, TAG_FREE);
+    h->word = p->head;
+    p->head = i + 1u;
+    p->heap.stats.free_count++;
+    set->avail |= p->class_bit;
+    set->heap.stats.free_bytes += p->stride;
 }
 
 void *hk_poolset_realloc(hk_poolset_t *set, void *ptr, size_t size)
@@ -658,11 +1175,11 @@ void *hk_poolset_realloc(hk_poolset_t *set, void *ptr, size_t size)
     if (h == NULL) {
         return NULL;
     }
-    if (size <= usable_of(p)) {
+    if (size <= p->max_request) {
         resize(p, h, size);
         return ptr;
     }
-    moved = hk_realloc_by_move(&set->heap, ptr, usable_of(p), size);
+    moved = hk_realloc_by_move(&set->heap, ptr, HK_CANARIES ? h->word : p->max_request, size);
     if (moved != NULL) {
         set->heap.stats.realloc_count++;
     }
@@ -672,27 +1189,43 @@ void *hk_poolset_realloc(hk_poolset_t *set, void *ptr, size_t size)
 size_t hk_poolset_usable_size(hk_poolset_t *set, const void *ptr)
 {
     hk_pool_t *p;
+    pool_hdr_t *h;
     if (ptr == NULL) {
         return 0;
     }
-    return set_lookup(set, ptr, &p) != NULL ? usable_of(p) : 0;
+    h = set_lookup(set, ptr, &p);
+    return h == NULL ? 0 : HK_CANARIES ? h->word : p->max_request;
 }
 
 void hk_poolset_get_stats(hk_poolset_t *set, hk_stats_t *out)
 {
     size_t i;
     *out = set->heap.stats;
+    out->alloc_count = 0;
+    out->free_count = 0;
+    out->used_blocks = 0;
+    out->free_blocks = 0;
+    out->used_requested = 0;
+    out->used_granted = 0;
     out->largest_free = 0;
     out->smallest_free = 0;
     for (i = 0; i < set->n; i++) {
-        size_t size = free_block_size(set->pools[i]);
-        if (size > out->largest_free) {
-            out->largest_free = size;
+        hk_stats_t ps;
+        pool_stats(set->pools[i], &ps);
+        out->alloc_count += ps.alloc_count;
+        out->free_count += ps.free_count;
+        out->used_blocks += ps.used_blocks;
+        out->free_blocks += ps.free_blocks;
+        out->used_requested += ps.used_requested;
+        out->used_granted += ps.used_granted;
+        if (ps.largest_free > out->largest_free) {
+            out->largest_free = ps.largest_free;
         }
-        if (size != 0 && (out->smallest_free == 0 || size < out->smallest_free)) {
-            out->smallest_free = size;
+        if (ps.smallest_free != 0 && (out->smallest_free == 0 || ps.smallest_free < out->smallest_free)) {
+            out->smallest_free = ps.smallest_free;
         }
     }
+    out->peak_used = out->capacity - out->min_ever_free;
 }
 
 void hk_poolset_walk(hk_poolset_t *set, hk_walk_fn visit, void *ctx)
@@ -703,39 +1236,53 @@ void hk_poolset_walk(hk_poolset_t *set, hk_walk_fn visit, void *ctx)
     }
 }
 
-int hk_poolset_check(hk_poolset_t *set)
+hk_check_t hk_poolset_check(hk_poolset_t *set)
 {
     const hk_stats_t *s = &set->heap.stats;
-    hk_stats_t sum;
+    size_t capacity = 0;
+    size_t free_bytes = 0;
+    uint32_t avail = 0;
     size_t i;
-    hk_memset(&sum, 0, sizeof(sum));
+    unsigned k;
+    if (set->n == 0 || set->n > HK_POOLSET_MAX_CLASSES) {
+        return HK_CHECK_CONTROL;
+    }
     for (i = 0; i < set->n; i++) {
         const hk_pool_t *p = set->pools[i];
-        const hk_stats_t *ps = &p->heap.stats;
-        int rc;
-        if (p->set != set || (i > 0 && (uintptr_t)p->blocks < blocks_end(set->pools[i - 1]))) {
-            return 7;
+        hk_check_t rc;
+        if (p == NULL || p->set != set || p->class_bit != (uint32_t)1u << i || p->fast_limit != 0 ||
+            p->fast_span != 0 ||
+            (i > 0 && ((uintptr_t)p < blocks_end(set->pools[i - 1u]) ||
+                       p->max_request <= set->pools[i - 1u]->max_request))) {
+            return HK_CHECK_CONTROL;
         }
-        rc = check_blocks(p);
-        if (rc != 0) {
+        rc = check_pool(p);
+        if (rc != HK_CHECK_OK) {
             return rc;
         }
-        sum.capacity += ps->capacity;
-        sum.free_bytes += ps->free_bytes;
-        sum.free_blocks += ps->free_blocks;
-        sum.used_blocks += ps->used_blocks;
-        sum.used_granted += ps->used_granted;
-        sum.used_requested += ps->used_requested;
+        capacity += p->span;
+        free_bytes += free_blocks_of(p) * p->stride;
+        if (p->head != 0) {
+            avail |= p->class_bit;
+        }
     }
-    if (s->capacity != sum.capacity || s->free_bytes != sum.free_bytes || s->free_blocks != sum.free_blocks ||
-        s->used_blocks != sum.used_blocks || s->used_granted != sum.used_granted ||
-        s->used_requested != sum.used_requested) {
-        return 8;
+    if (set->lo != blocks_of(set->pools[0]) || set->span != blocks_end(set->pools[set->n - 1u]) - set->lo ||
+        set->ctl != (uintptr_t)set->pools[0] || set->ctl_span != set->lo + set->span - sizeof(hk_pool_t) - set->ctl) {
+        return HK_CHECK_CONTROL;
     }
-    return 0;
+    for (k = 0; k < SIZE_BITS; k++) {
+        pool_bucket_t b = bucket_for(set, k);
+        if (set->bucket[k].mask != b.mask || set->bucket[k].lim != b.lim) {
+            return HK_CHECK_CONTROL;
+        }
+    }
+    if (avail != set->avail) {
+        return HK_CHECK_LIST;
+    }
+    if (s->capacity != capacity || s->free_bytes != free_bytes || s->min_ever_free > s->free_bytes) {
+        return HK_CHECK_STATS;
+    }
+    return HK_CHECK_OK;
 }
 
-int hk_poolset_owns(const hk_poolset_t *set, const void *ptr)
-{
-    return (uintptr_t)ptr >= set->lo && (uintptr_t)ptr < set->hi;
-}
+int hk_poolset_owns(const hk_poolset_t *set, const void *ptr) { return (uintptr_t)ptr - set->lo < set->span; }

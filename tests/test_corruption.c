@@ -83,8 +83,8 @@
 #define SMOKE_OPS 2000ul
 #define CASE_TIMEOUT 30u
 #define DAMAGE_MASK 0xA5u
-/* How far y may start past x's usable end for "just past x" to land in y: y's header at most. */
-#define MAX_GAP 32u
+/* How far y may start past x's usable end for "just past x" to land in y: y's header, or at level 2 x's canary room and slack. */
+#define MAX_GAP 128u
 
 typedef enum family {
     F_SMOKE,

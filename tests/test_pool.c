@@ -45,9 +45,24 @@ static void lf_preempt(hk_lfpool_t *pool);
 
 #include "testkit.h"
 
+/*
+ * Block geometry (src/pool.c, src/pool_lockfree.c): a pool block is the
+ * two-word header and the request's room rounded to HK_ALIGN, plus at
+ * HK_HARDENING 2 the canary's room (HK_CANARY_ROOM, hk_internal.h, rounded
+ * to HK_ALIGN); an lfpool block has no header. MAXREQ is the largest request a block takes (what
+ * hk_pool_block_size reports); USABLE what usable_size reports for a block
+ * holding a request of n bytes: MAXREQ, or at level 2 exactly n (the canary
+ * follows the request).
+ */
 #define HDR (2 * sizeof(void *))
 #define ROUND(n) (((n) + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1))
-#define STRIDE(bs) ROUND((size_t)(bs) + HDR)
+#define CROOM ROUND(HK_CANARY_ROOM)
+#define STRIDE(bs) (ROUND((size_t)(bs) + HDR) + CROOM)
+#define MAXREQ(bs) (ROUND((size_t)(bs) + HDR) - HDR)
+#define USABLE(bs, n) (HK_CANARIES ? (size_t)(n) : MAXREQ(bs))
+#define LF_STRIDE(bs) (ROUND(bs) + CROOM)
+#define LF_MAXREQ(bs) ROUND(bs)
+#define LF_USABLE(bs, n) (HK_CANARIES ? (size_t)(n) : LF_MAXREQ(bs))
 
 static _Alignas(64) unsigned char backing_mem[1u << 16];
 static _Alignas(64) unsigned char set_mem[1u << 14];
@@ -124,7 +139,7 @@ static void pool_create_carves_everything_up_front(void **state)
     assert_int_equal(ps.capacity, 20 * STRIDE(127));
     assert_int_equal(ps.free_bytes, ps.capacity);
     assert_int_equal(ps.free_blocks, 20);
-    assert_int_equal(hk_pool_block_size(pool), STRIDE(127) - HDR);
+    assert_int_equal(hk_pool_block_size(pool), MAXREQ(127));
     assert_int_equal(hk_pool_available(pool), 20);
     /* Many operations later the backing has not been called once more. */
     for (i = 0; i < 20000; i++) {
@@ -156,7 +171,7 @@ static void pool_alloc_pops_and_free_pushes(void **state)
         p[i] = hk_pool_alloc(pool);
         assert_non_null(p[i]);
         assert_int_equal((uintptr_t)p[i] % HK_ALIGN, 0);
-        assert_int_equal(hk_pool_usable_size(pool, p[i]), STRIDE(24) - HDR);
+        assert_int_equal(hk_pool_usable_size(pool, p[i]), USABLE(24, 24));
         memset(p[i], i, 24);
         if (i > 0) {
             assert_ptr_equal(p[i], p[i - 1] + STRIDE(24)); /* fresh list in address order */
@@ -181,7 +196,7 @@ static void pool_counts_requested_sizes_exactly(void **state)
     void *a = hk_pool_malloc(pool, 5);
     void *b = hk_pool_malloc(pool, 0);
     void *c = hk_pool_alloc(pool);
-    void *d = hk_pool_malloc(pool, STRIDE(100) - HDR);
+    void *d = hk_pool_malloc(pool, MAXREQ(100));
     hk_stats_t s = heap_stats(heap);
     (void)state;
     assert_non_null(a);
@@ -189,20 +204,20 @@ static void pool_counts_requested_sizes_exactly(void **state)
     assert_non_null(c);
     assert_non_null(d);
     assert_ptr_not_equal(a, b);
-    assert_int_equal(s.used_requested, 5 + 0 + 100 + STRIDE(100) - HDR);
-    assert_int_equal(s.used_granted, 4 * (STRIDE(100) - HDR));
+    assert_int_equal(s.used_requested, 5 + 0 + 100 + MAXREQ(100));
+    assert_int_equal(s.used_granted, HK_CANARIES ? s.used_requested : 4 * MAXREQ(100));
     assert_int_equal(s.used_blocks, 4);
     assert_int_equal(s.free_bytes, 4 * STRIDE(100));
-    assert_int_equal(s.peak_used, s.capacity - s.min_ever_free);
+    assert_int_equal(s.peak_used, 4 * STRIDE(100)); /* gross bytes: capacity - min_ever_free */
     assert_int_equal(s.min_ever_free, s.free_bytes);
     assert_int_equal(s.largest_free, STRIDE(100));
     assert_int_equal(s.smallest_free, STRIDE(100));
-    assert_null(hk_pool_malloc(pool, STRIDE(100) - HDR + 1));
+    assert_null(hk_pool_malloc(pool, MAXREQ(100) + 1));
     assert_null(hk_pool_malloc(pool, SIZE_MAX));
     assert_int_equal(heap_stats(heap).fail_count, 2);
     hk_pool_free(pool, a);
     s = heap_stats(heap);
-    assert_int_equal(s.used_requested, 100 + STRIDE(100) - HDR);
+    assert_int_equal(s.used_requested, 100 + MAXREQ(100));
     assert_int_equal(s.free_count, 1);
     assert_walk_matches(heap);
 }
@@ -222,11 +237,11 @@ static void pool_realloc_stays_in_its_block(void **state)
     assert_int_equal(s.used_requested, 64);
     assert_int_equal(s.realloc_count, 1);
     assert_int_equal(p[9], 0x6D);
-    assert_null(hk_pool_realloc(pool, p, STRIDE(64) - HDR + 1));
+    assert_null(hk_pool_realloc(pool, p, MAXREQ(64) + 1));
     s = heap_stats(heap);
     assert_int_equal(s.fail_count, 1);
     assert_int_equal(s.used_requested, 64);
-    assert_int_equal(hk_pool_usable_size(pool, p), STRIDE(64) - HDR);
+    assert_int_equal(hk_pool_usable_size(pool, p), USABLE(64, 64));
     assert_null(hk_pool_realloc(pool, p, 0));
     s = heap_stats(heap);
     assert_int_equal(s.used_blocks, 0);
@@ -235,6 +250,7 @@ static void pool_realloc_stays_in_its_block(void **state)
     assert_walk_matches(heap);
 }
 
+#if HK_HARDENING >= 1
 static void pool_misuse_is_reported_and_harmless(void **state)
 {
     hk_heap_t *bh = hk_bump_heap(backing());
@@ -258,20 +274,20 @@ static void pool_misuse_is_reported_and_harmless(void **state)
     assert_misuse_harmless(heap, &log, o, HK_ERR_FOREIGN_PTR);
     assert_misuse_harmless(heap, &log, local, HK_ERR_FOREIGN_PTR);
     assert_misuse_harmless(heap, &log, pool, HK_ERR_FOREIGN_PTR);
-    /* A stray write over the owner word, then over the requested size. */
-    memcpy(&saved, a - sizeof(uintptr_t), sizeof(saved));
-    a[-1] ^= 0x20;
+    /* A stray write over the owner word (the header's first), then over the requested size (its second). */
+    memcpy(&saved, a - HDR, sizeof(saved));
+    a[-(int)HDR] ^= 0x20;
     assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
-    assert_int_not_equal(hk_pool_check(pool), 0);
-    memcpy(a - sizeof(uintptr_t), &saved, sizeof(saved));
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_STATE);
+    memcpy(a - HDR, &saved, sizeof(saved));
     {
         size_t huge = 1000;
         size_t old;
-        memcpy(&old, a - HDR, sizeof(old));
-        memcpy(a - HDR, &huge, sizeof(huge));
+        memcpy(&old, a - sizeof(size_t), sizeof(old));
+        memcpy(a - sizeof(size_t), &huge, sizeof(huge));
         assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
-        assert_int_not_equal(hk_pool_check(pool), 0);
-        memcpy(a - HDR, &old, sizeof(old));
+        assert_int_equal(hk_pool_check(pool), HK_CHECK_SIZE);
+        memcpy(a - sizeof(size_t), &old, sizeof(old));
     }
     assert_int_equal(hk_pool_check(pool), 0);
     assert_int_equal(a[31], 0x11);
@@ -280,6 +296,7 @@ static void pool_misuse_is_reported_and_harmless(void **state)
     assert_int_equal(hk_pool_check(pool), 0);
     assert_int_equal(heap_stats(heap).used_blocks, 0);
 }
+#endif
 
 static void pool_release_finds_the_pool_from_the_header(void **state)
 {
@@ -300,6 +317,7 @@ static void pool_release_finds_the_pool_from_the_header(void **state)
     assert_int_equal(heap_stats(hk_pool_heap(p2)).free_count, 1);
     assert_int_equal(hk_pool_release(a), 0);
     assert_int_equal(heap_stats(hk_pool_heap(p1)).used_blocks, 0);
+#if HK_HARDENING >= 1
     /* Double free: reported on the owning pool. */
     assert_int_equal(hk_pool_release(b), HK_ERR_DOUBLE_FREE);
     assert_int_equal(atomic_load(&log2.count), 1);
@@ -321,34 +339,59 @@ static void pool_release_finds_the_pool_from_the_header(void **state)
     assert_int_equal(hk_pool_release(local + 32), HK_ERR_FOREIGN_PTR);
     assert_int_equal(atomic_load(&log2.count), 3);
     assert_int_equal(log2.last, HK_ERR_FOREIGN_PTR);
+#else
+    (void)c;
+    (void)local;
+#endif
     assert_int_equal(heap_stats(hk_pool_heap(p2)).used_blocks, 1);
     assert_int_equal(hk_pool_check(p1), 0);
     assert_int_equal(hk_pool_check(p2), 0);
 }
 
-static void pool_check_catches_broken_state(void **state)
+/* Overwrite the word at w with v, run check(), put the word back. */
+static hk_check_t check_with_word(hk_pool_t *pool, unsigned char *w, size_t v)
+{
+    size_t saved;
+    hk_check_t rc;
+    memcpy(&saved, w, sizeof(saved));
+    memcpy(w, &v, sizeof(v));
+    rc = hk_pool_check(pool);
+    memcpy(w, &saved, sizeof(saved));
+    return rc;
+}
+
+static void pool_check_names_what_is_broken(void **state)
 {
     hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 16, 4);
     hk_heap_t *heap = hk_pool_heap(pool);
-    unsigned char *a = hk_pool_alloc(pool);
-    unsigned char *b = hk_pool_alloc(pool);
-    void *saved;
+    unsigned char *a = hk_pool_alloc(pool); /* block 0 */
+    unsigned char *b = hk_pool_alloc(pool); /* block 1 */
+    unsigned char *b_link = b - sizeof(size_t);
+    unsigned char *a_owner = a - HDR;
+    size_t owner;
     (void)state;
-    hk_pool_free(pool, b);
-    assert_int_equal(hk_pool_check(pool), 0);
-    /* A free block linking to itself: a cycle. */
-    memcpy(&saved, b - HDR, sizeof(saved));
-    {
-        void *self = b - HDR;
-        memcpy(b - HDR, &self, sizeof(self));
-    }
-    assert_int_not_equal(hk_pool_check(pool), 0);
-    memcpy(b - HDR, &saved, sizeof(saved));
-    assert_int_equal(hk_pool_check(pool), 0);
-    assert_check_notices(heap, &heap->stats.used_requested, 1);
-    assert_check_notices(heap, &heap->stats.free_blocks, 1);
-    assert_int_equal(hk_pool_check(pool), 0);
+    hk_pool_free(pool, b); /* the list: b, then the untouched blocks 2 and 3 */
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
+    /* b's link, an index + 1: to itself (a cycle), past the last block, to the used block a. */
+    assert_int_equal(check_with_word(pool, b_link, 2), HK_CHECK_LINK);
+    assert_int_equal(check_with_word(pool, b_link, 9), HK_CHECK_RANGE);
+    assert_int_equal(check_with_word(pool, b_link, 1), HK_CHECK_STATE);
+    /* b's link past the first untouched block: block 2 drops off the list. */
+    assert_int_equal(check_with_word(pool, b_link, 4), HK_CHECK_COUNT);
+    /* An untouched block must link to the next one. */
+    assert_int_equal(check_with_word(pool, b + STRIDE(16) - sizeof(size_t), 0), HK_CHECK_LINK);
+    /* a's requested size beyond the block; a's owner word naming another pool. */
+    assert_int_equal(check_with_word(pool, a - sizeof(size_t), 1000), HK_CHECK_SIZE);
+    memcpy(&owner, a_owner, sizeof(owner));
+    assert_int_equal(check_with_word(pool, a_owner, owner ^ 0x100u), HK_CHECK_STATE);
+    /* A free block's tag on a block not on the list: the list and the blocks disagree (at level 2 its payload holds no poison). */
+    assert_int_equal(check_with_word(pool, a_owner, (owner & ~(size_t)7) | 2u),
+                     HK_CANARIES ? HK_CHECK_POISON : HK_CHECK_COUNT);
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
+    assert_check_notices(heap, &heap->stats.capacity, 1);
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
     hk_pool_free(pool, a);
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
 }
 
 static void pool_walk_shows_every_block(void **state)
@@ -365,7 +408,7 @@ static void pool_walk_shows_every_block(void **state)
     assert_int_equal(w->n, 5);
     for (i = 0; i < 5; i++) {
         assert_int_equal(w->b[i].size, STRIDE(40));
-        assert_int_equal(w->b[i].usable, STRIDE(40) - HDR);
+        assert_int_equal(w->b[i].usable, w->b[i].used ? USABLE(40, 40) : MAXREQ(40));
         assert_ptr_equal((const unsigned char *)w->b[i].payload - HDR, w->b[i].start);
         assert_int_equal(w->b[i].used, w->b[i].payload == b);
     }
@@ -412,8 +455,12 @@ static void pool_destroy_returns_the_memory(void **state)
     hk_pool_destroy(pool);
     assert_int_equal(heap_stats(bh).used_blocks, 0);
     assert_int_equal(heap_stats(bh).free_count, 1);
+#if HK_HARDENING >= 1
     /* The stale block names a pool that is gone. */
     assert_int_equal(hk_pool_release(p), HK_ERR_FOREIGN_PTR);
+#else
+    (void)p;
+#endif
     hk_pool_destroy(NULL);
 }
 
@@ -581,10 +628,14 @@ static void sync_takes_the_semaphore_before_the_lock(void **state)
     assert_ptr_equal(b, a);
     assert_string_equal(port_storage.events, "TLU");
     port_storage.n_events = 0;
-    /* A misuse gives nothing back. */
     assert_int_equal(hk_pool_release(a), 0);
+#if HK_HARDENING >= 1
+    /* A misuse gives nothing back. */
     assert_int_equal(hk_pool_release(a), HK_ERR_DOUBLE_FREE);
     assert_string_equal(port_storage.events, "LUGLU");
+#else
+    assert_string_equal(port_storage.events, "LUG");
+#endif
     port_storage.logging = 0;
     assert_non_null(hk_pool_alloc(pool));
     assert_null(hk_pool_alloc(pool));
@@ -802,6 +853,7 @@ static void blocking_producers_and_consumers(void **state)
     assert_int_equal(s.used_blocks, 0);
     assert_int_equal(s.free_blocks, ITC_POOL);
     assert_true(s.peak_used > 0 && s.peak_used <= ITC_POOL * STRIDE(ITC_BLOCK));
+    assert_int_equal(s.peak_used, s.capacity - s.min_ever_free);
     assert_int_equal(hk_pool_check(pool), 0);
     /* The semaphore is back at the pool size. */
     for (i = 0; i < ITC_POOL; i++) {
@@ -906,14 +958,14 @@ static void poolset_malloc_picks_the_smallest_class(void **state)
     assert_null(hk_poolset_pool(set, 3));
     p = hk_poolset_malloc(set, 0);
     assert_true(hk_pool_owns(c0, p));
-    p = hk_poolset_malloc(set, STRIDE(16) - HDR);
+    p = hk_poolset_malloc(set, MAXREQ(16));
     assert_true(hk_pool_owns(c0, p));
-    p = hk_poolset_malloc(set, STRIDE(16) - HDR + 1);
+    p = hk_poolset_malloc(set, MAXREQ(16) + 1);
     assert_true(hk_pool_owns(c1, p));
-    p = hk_poolset_malloc(set, 65 + HK_ALIGN);
+    p = hk_poolset_malloc(set, MAXREQ(64) + 1);
     assert_true(hk_pool_owns(c2, p));
-    assert_int_equal(hk_poolset_usable_size(set, p), STRIDE(256) - HDR);
-    assert_null(hk_poolset_malloc(set, STRIDE(256) - HDR + 1));
+    assert_int_equal(hk_poolset_usable_size(set, p), USABLE(256, MAXREQ(64) + 1));
+    assert_null(hk_poolset_malloc(set, MAXREQ(256) + 1));
     assert_null(hk_poolset_malloc(set, SIZE_MAX));
     assert_int_equal(heap_stats(hk_poolset_heap(set)).fail_count, 2);
     /* Class 0 has two left; then small requests fall through to class 1. */
@@ -944,7 +996,7 @@ static void poolset_stats_are_the_pools_summed(void **state)
     c = hk_poolset_malloc(set, 30);
     s = heap_stats(heap);
     assert_int_equal(s.used_requested, 233);
-    assert_int_equal(s.used_granted, STRIDE(256) + STRIDE(16) + STRIDE(64) - 3 * HDR);
+    assert_int_equal(s.used_granted, HK_CANARIES ? 233 : MAXREQ(256) + MAXREQ(16) + MAXREQ(64));
     assert_int_equal(s.free_bytes, s.capacity - STRIDE(256) - STRIDE(16) - STRIDE(64));
     assert_int_equal(s.largest_free, STRIDE(64)); /* class 2 is empty */
     assert_int_equal(s.smallest_free, STRIDE(16));
@@ -955,7 +1007,8 @@ static void poolset_stats_are_the_pools_summed(void **state)
     s = heap_stats(heap);
     assert_int_equal(s.free_count, 3);
     assert_int_equal(s.free_bytes, s.capacity);
-    assert_int_equal(s.peak_used, STRIDE(256) + STRIDE(16) + STRIDE(64));
+    assert_int_equal(s.peak_used, STRIDE(256) + STRIDE(16) + STRIDE(64)); /* gross: capacity - min_ever_free */
+    assert_int_equal(s.min_ever_free, s.capacity - s.peak_used);
     assert_walk_matches(heap);
 }
 
@@ -971,8 +1024,8 @@ static void poolset_realloc_keeps_or_moves(void **state)
     for (i = 0; i < 10; i++) {
         p[i] = (unsigned char)(i + 1);
     }
-    assert_ptr_equal(hk_poolset_realloc(set, p, STRIDE(16) - HDR), p);
-    assert_int_equal(heap_stats(heap).used_requested, STRIDE(16) - HDR);
+    assert_ptr_equal(hk_poolset_realloc(set, p, MAXREQ(16)), p);
+    assert_int_equal(heap_stats(heap).used_requested, MAXREQ(16));
     q = hk_poolset_realloc(set, p, 100);
     assert_true(hk_pool_owns(hk_poolset_pool(set, 2), q));
     for (i = 0; i < 10; i++) {
@@ -988,7 +1041,7 @@ static void poolset_realloc_keeps_or_moves(void **state)
     assert_null(hk_poolset_realloc(set, q, 1000));
     assert_int_equal(heap_stats(heap).fail_count, 1);
     assert_int_equal(q[0], 1);
-    assert_int_equal(hk_poolset_usable_size(set, q), STRIDE(256) - HDR);
+    assert_int_equal(hk_poolset_usable_size(set, q), USABLE(256, 1));
     assert_null(hk_poolset_realloc(set, q, 0));
     assert_int_equal(heap_stats(heap).used_blocks, 0);
     p = hk_poolset_realloc(set, NULL, 5);
@@ -996,6 +1049,7 @@ static void poolset_realloc_keeps_or_moves(void **state)
     assert_walk_matches(heap);
 }
 
+#if HK_HARDENING >= 1
 static void poolset_misuse_is_reported_and_harmless(void **state)
 {
     hk_poolset_t *set = make_set(three_classes, 3);
@@ -1016,10 +1070,11 @@ static void poolset_misuse_is_reported_and_harmless(void **state)
     assert_misuse_harmless(heap, &log, c1, HK_ERR_INTERIOR_PTR); /* a pool's control struct, inside the span */
     assert_misuse_harmless(heap, &log, local, HK_ERR_FOREIGN_PTR);
     assert_misuse_harmless(heap, &log, set, HK_ERR_FOREIGN_PTR);
+    /* The header's last byte: the top of the requested size. */
     memcpy(&saved, a - sizeof(uintptr_t), sizeof(saved));
     a[-1] ^= 0x10;
     assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
-    assert_int_not_equal(hk_poolset_check(set), 0);
+    assert_int_equal(hk_poolset_check(set), HK_CHECK_SIZE);
     memcpy(a - sizeof(uintptr_t), &saved, sizeof(saved));
     assert_int_equal(hk_poolset_check(set), 0);
     /* Pool-level calls on a pool of the set report on the set too. */
@@ -1032,6 +1087,7 @@ static void poolset_misuse_is_reported_and_harmless(void **state)
     hk_poolset_free(set, a);
     assert_walk_matches(hk_poolset_heap(set));
 }
+#endif
 
 static void poolset_pool_operations_keep_the_set_counters(void **state)
 {
@@ -1065,8 +1121,10 @@ static void poolset_check_catches_bad_counters(void **state)
     (void)state;
     assert_non_null(hk_poolset_malloc(set, 20));
     assert_int_equal(hk_poolset_check(set), 0);
-    assert_check_notices(heap, &heap->stats.used_granted, 1);
-    assert_check_notices(heap, &hk_pool_heap(hk_poolset_pool(set, 1))->stats.used_blocks, 1);
+    /* The counters a set keeps per call: its free bytes and their low-water mark; a pool's capacity. */
+    assert_check_notices(heap, &heap->stats.free_bytes, 1);
+    assert_check_notices(heap, &heap->stats.min_ever_free, 1);
+    assert_check_notices(heap, &hk_pool_heap(hk_poolset_pool(set, 1))->stats.capacity, 1);
     assert_int_equal(hk_poolset_check(set), 0);
 }
 
@@ -1096,7 +1154,7 @@ static void poolset_uniform_interface(void **state)
     assert_true(hk_owns(heap, p));
     assert_false(hk_owns(heap, set));
     assert_false(hk_owns(heap, set_mem + sizeof(set_mem) - 1));
-    assert_int_equal(hk_usable_size(heap, p), STRIDE(256) - HDR);
+    assert_int_equal(hk_usable_size(heap, p), USABLE(256, 250));
     hk_free(heap, p);
     assert_walk_matches(heap);
 }
@@ -1143,7 +1201,7 @@ static void lfpool_init_rejects_bad_arguments(void **state)
     /* The smallest (misaligned) arena that works holds one block. */
     size = smallest_arena(init_lf64, NULL, lf_mem + 1, 4096);
     pool = make_lf(lf_mem + 1, size, 64);
-    assert_int_equal(heap_stats(hk_lfpool_heap(pool)).capacity, 64);
+    assert_int_equal(heap_stats(hk_lfpool_heap(pool)).capacity, LF_STRIDE(64));
     assert_true((uintptr_t)pool % HK_ALIGN == 0);
     assert_non_null(hk_lfpool_alloc(pool));
     assert_null(hk_lfpool_alloc(pool));
@@ -1154,7 +1212,7 @@ static void lfpool_caps_the_block_count(void **state)
     hk_lfpool_t *pool = make_lf(lf_mem, sizeof(lf_mem), 8);
     hk_stats_t s = heap_stats(hk_lfpool_heap(pool));
     (void)state;
-    assert_int_equal(s.capacity, (size_t)HK_LFPOOL_MAX_BLOCKS * ROUND(8));
+    assert_int_equal(s.capacity, (size_t)HK_LFPOOL_MAX_BLOCKS * LF_STRIDE(8));
     assert_int_equal(s.free_blocks, HK_LFPOOL_MAX_BLOCKS);
     assert_int_equal(hk_lfpool_check(pool), 0);
 }
@@ -1172,44 +1230,44 @@ static void lfpool_alloc_and_free(void **state)
     (void)state;
     assert_string_equal(hk_name(heap), "lfpool");
     assert_ptr_equal(heap, (hk_heap_t *)pool);
-    assert_int_equal(s.capacity, n * ROUND(100));
-    assert_true(n * (ROUND(100) + 4) + 400 >= 4096);
+    assert_int_equal(s.capacity, n * LF_STRIDE(100));
+    assert_true(n * (LF_STRIDE(100) + 4) + 400 >= 4096);
     first = hk_lfpool_alloc(pool);
     assert_non_null(first);
     assert_int_equal((uintptr_t)first % HK_ALIGN, 0);
-    assert_int_equal(hk_lfpool_usable_size(pool, first), ROUND(100));
+    assert_int_equal(hk_lfpool_usable_size(pool, first), LF_USABLE(100, 100));
     for (i = 1; i < n; i++) {
         p = hk_lfpool_malloc(pool, i % 50);
-        assert_ptr_equal(p, first + i * ROUND(100)); /* fresh list in address order */
-        memset(p, (int)i, ROUND(100));
+        assert_ptr_equal(p, first + i * LF_STRIDE(100)); /* fresh list in address order */
+        memset(p, (int)i, hk_lfpool_usable_size(pool, p));
     }
     assert_null(hk_lfpool_alloc(pool));
-    assert_null(hk_lfpool_malloc(pool, ROUND(100) + 1));
+    assert_null(hk_lfpool_malloc(pool, LF_MAXREQ(100) + 1));
     s = heap_stats(heap);
     assert_int_equal(s.fail_count, 2);
     assert_int_equal(s.used_blocks, n);
     assert_stats_full(&s);
     assert_int_equal(s.min_ever_free, 0);
-    assert_int_equal(s.peak_used, n * ROUND(100));
-    p = first + 2 * ROUND(100);
-    q = first + 1 * ROUND(100);
+    assert_int_equal(s.peak_used, n * LF_STRIDE(100));
+    p = first + 2 * LF_STRIDE(100);
+    q = first + 1 * LF_STRIDE(100);
     hk_lfpool_free(pool, p);
     hk_lfpool_free(pool, q);
     assert_ptr_equal(hk_lfpool_malloc(pool, 7), q); /* LIFO */
     assert_ptr_equal(hk_lfpool_malloc(pool, 7), p);
-    assert_int_equal(first[3 * ROUND(100)], 3);
+    assert_int_equal(first[3 * LF_STRIDE(100)], 3);
     s = heap_stats(heap);
     assert_int_equal(s.alloc_count, n + 2);
     assert_int_equal(s.free_count, 2);
     for (i = 0; i < n; i++) {
-        hk_lfpool_free(pool, first + i * ROUND(100));
+        hk_lfpool_free(pool, first + i * LF_STRIDE(100));
     }
     s = heap_stats(heap);
     assert_int_equal(s.used_blocks, 0);
     assert_int_equal(s.used_requested, 0);
     assert_int_equal(s.free_bytes, s.capacity);
-    assert_int_equal(s.largest_free, ROUND(100));
-    assert_int_equal(s.smallest_free, ROUND(100));
+    assert_int_equal(s.largest_free, LF_STRIDE(100));
+    assert_int_equal(s.smallest_free, LF_STRIDE(100));
     assert_walk_matches(heap);
 }
 
@@ -1222,12 +1280,12 @@ static void lfpool_counts_requested_and_reallocs_in_place(void **state)
     hk_stats_t s = heap_stats(heap);
     (void)state;
     assert_int_equal(s.used_requested, 10);
-    assert_int_equal(s.used_granted, 2 * ROUND(64));
+    assert_int_equal(s.used_granted, HK_CANARIES ? 10 : 2 * LF_MAXREQ(64));
     memset(a, 0x5C, 10);
     assert_ptr_equal(hk_lfpool_realloc(pool, a, 64), a);
     assert_int_equal(heap_stats(heap).used_requested, 64);
     assert_int_equal(heap_stats(heap).realloc_count, 1);
-    assert_null(hk_lfpool_realloc(pool, a, ROUND(64) + 1));
+    assert_null(hk_lfpool_realloc(pool, a, LF_MAXREQ(64) + 1));
     assert_int_equal(heap_stats(heap).fail_count, 1);
     assert_int_equal(a[9], 0x5C);
     assert_null(hk_lfpool_realloc(pool, b, 0));
@@ -1244,6 +1302,7 @@ static void lfpool_counts_requested_and_reallocs_in_place(void **state)
     assert_walk_matches(heap);
 }
 
+#if HK_HARDENING >= 1
 static void lfpool_misuse_is_reported_and_harmless(void **state)
 {
     hk_lfpool_t *pool = make_lf(lf_mem, 4096, 32);
@@ -1252,9 +1311,7 @@ static void lfpool_misuse_is_reported_and_harmless(void **state)
     unsigned char *a = hk_lfpool_malloc(pool, 20);
     unsigned char *b = hk_lfpool_malloc(pool, 20);
     unsigned char local[32];
-    uint32_t *word = NULL;
-    uint32_t want = 0xA11C0000u | (uint32_t)(ROUND(32) - 20);
-    unsigned char *w;
+    _Atomic uint32_t *word = &pool->state[0]; /* a's state word (the test sees the pool's insides) */
     (void)state;
     record_errors(heap, &log);
     hk_lfpool_free(pool, b);
@@ -1263,26 +1320,18 @@ static void lfpool_misuse_is_reported_and_harmless(void **state)
     assert_misuse_harmless(heap, &log, a + 1, HK_ERR_INTERIOR_PTR);
     assert_misuse_harmless(heap, &log, local, HK_ERR_FOREIGN_PTR);
     assert_misuse_harmless(heap, &log, pool, HK_ERR_FOREIGN_PTR);
-    assert_int_equal(hk_lfpool_check(pool), 0);
-    /* Find a's state word in the table before the blocks and corrupt it. */
-    for (w = (unsigned char *)pool; w + 4 <= a; w += 4) {
-        uint32_t v;
-        memcpy(&v, w, 4);
-        if (v == want) {
-            assert_null(word);
-            word = (uint32_t *)(void *)w;
-        }
-    }
-    assert_non_null(word);
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
+    assert_int_equal(atomic_load(word), LF_USED | (uint32_t)(LF_STRIDE(32) - 20));
     *word ^= 0x01000000u;
     assert_misuse_harmless(heap, &log, a, HK_ERR_CORRUPT);
-    assert_int_not_equal(hk_lfpool_check(pool), 0);
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_STATE);
     *word ^= 0x01000000u;
-    assert_int_equal(hk_lfpool_check(pool), 0);
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
     hk_lfpool_free(pool, a);
     assert_int_equal(atomic_load(&log.count), 18);
     assert_walk_matches(heap);
 }
+#endif
 
 static void (*preempt_hook)(hk_lfpool_t *pool);
 
@@ -1321,7 +1370,7 @@ static void lfpool_pop_is_aba_safe(void **state)
     task = hk_lfpool_malloc(pool, 8);
     assert_null(preempt_hook);
     assert_ptr_equal(task, b0);
-    assert_ptr_equal(isr_held, b0 + ROUND(16));
+    assert_ptr_equal(isr_held, b0 + LF_STRIDE(16));
     /* An untagged head would now name the ISR's block as free. */
     assert_int_equal(hk_lfpool_check(pool), 0);
     next = hk_lfpool_malloc(pool, 8);
@@ -1354,25 +1403,28 @@ static void *lf_worker(void *arg)
     lf_arg_t *a = (lf_arg_t *)arg;
     unsigned char *held[LF_HOLD];
     unsigned char tag[LF_HOLD];
+    size_t len[LF_HOLD]; /* what each block may hold: all of it, or at level 2 its request */
     size_t n = 0;
     unsigned long x = a->id * 7919u + 1u;
     int i;
     for (i = 0; i < LF_ITERS; i++) {
         x = x * 1103515245u + 12345u;
         if (n < LF_HOLD && ((x >> 16) % 3u) != 0) {
-            unsigned char *p = hk_lfpool_malloc(a->pool, 1 + (x >> 20) % LF_BLOCK);
+            size_t want = 1 + (x >> 20) % LF_BLOCK;
+            unsigned char *p = hk_lfpool_malloc(a->pool, want);
             if (p == NULL) {
                 a->failures++;
                 continue;
             }
             a->allocs++;
             tag[n] = (unsigned char)(a->id * 31u + (unsigned)i);
-            memset(p, tag[n], LF_BLOCK);
+            len[n] = HK_CANARIES ? want : LF_BLOCK;
+            memset(p, tag[n], len[n]);
             held[n++] = p;
         } else if (n > 0) {
             size_t k = (size_t)(x >> 18) % n;
             size_t j;
-            for (j = 0; j < LF_BLOCK; j++) {
+            for (j = 0; j < len[k]; j++) {
                 if (held[k][j] != tag[k]) {
                     a->bad++;
                     break;
@@ -1381,6 +1433,7 @@ static void *lf_worker(void *arg)
             hk_lfpool_free(a->pool, held[k]);
             held[k] = held[--n];
             tag[k] = tag[n];
+            len[k] = len[n];
         }
     }
     while (n > 0) {
@@ -1426,6 +1479,7 @@ static void lfpool_survives_threads(void **state)
     assert_walk_matches(heap);
 }
 
+#if HK_HARDENING >= 1
 /* Two contexts free the same block at once: one wins, the other is reported. */
 #define RACE_ROUNDS 2000
 
@@ -1478,6 +1532,565 @@ static void lfpool_catches_racing_double_frees(void **state)
     assert_walk_matches(hk_lfpool_heap(r.pool));
 }
 #endif
+#endif
+
+/* ================= hardening (HK_HARDENING) ================= */
+
+#if HK_HARDENING >= 1
+/*
+ * The damage tests go through heap->ops, the allocators' own calls (no
+ * lock, and none of level 3's checks around uniform calls, which would
+ * report the damage again), and each ends as the brief of the levels asks:
+ * the error hook has fired, and the heap still hands out blocks that
+ * overlap neither each other nor the blocks that stay where they were.
+ */
+#define OVERRUN_MAX 16u
+#define FILL 0xA5u
+
+typedef struct region {
+    const unsigned char *lo;
+    size_t n;
+} region_t;
+
+static int overlaps(const unsigned char *p, size_t n, const region_t *r)
+{
+    return p < r->lo + r->n && r->lo < p + n;
+}
+
+/*
+ * Allocate requests of `request` bytes until none is left (at most 64),
+ * fill each, check that none overlaps another or one of the kept regions
+ * (blocks still held, or damaged), that every fill survives, and free them.
+ * Returns how many it got.
+ */
+static size_t churn_without_overlap(hk_heap_t *heap, size_t request, const region_t *kept, size_t n_kept)
+{
+    unsigned char *got[64];
+    size_t len[64];
+    size_t n = 0;
+    size_t i;
+    size_t j;
+    while (n < 64 && (got[n] = heap->ops->malloc(heap, request)) != NULL) {
+        len[n] = heap->ops->usable_size(heap, got[n]);
+        assert_true(len[n] >= request);
+        fill_pattern(got[n], len[n], (unsigned)n + 7u);
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        region_t mine = {got[i], len[i]};
+        for (j = 0; j < n_kept; j++) {
+            assert_false(overlaps(got[i], len[i], &kept[j]));
+        }
+        for (j = i + 1; j < n; j++) {
+            assert_false(overlaps(got[j], len[j], &mine));
+        }
+    }
+    for (i = 0; i < n; i++) {
+        assert_pattern(got[i], len[i], (unsigned)i + 7u);
+        heap->ops->free(heap, got[i]);
+    }
+    return n;
+}
+
+/* The whole block of a pool or set payload, header included. */
+static region_t pool_block(const unsigned char *payload, size_t stride)
+{
+    region_t r;
+    r.lo = payload - HDR;
+    r.n = stride;
+    return r;
+}
+
+/*
+ * An overrun of n bytes (1..16) past usable_size of a block into the next,
+ * which is in use. Level 1: the overrun reaches the next block's owner word
+ * (the header's first), so freeing that block reports HK_ERR_CORRUPT and
+ * leaves it alone. Level 2: it reaches the canary first (at least
+ * HK_CANARY_ROOM bytes, here one HK_ALIGN), so freeing the overrun block
+ * reports; past the canary the next header too.
+ */
+static void overrun_into_used(hk_heap_t *heap, unsigned char *a, unsigned char *b, size_t stride, size_t n)
+{
+    error_log_t log;
+    size_t usable = heap->ops->usable_size(heap, a);
+    int want = 0;
+    region_t kept[2];
+    size_t n_kept = 0;
+    record_errors(heap, &log);
+    assert_ptr_equal(b, a + stride);
+    memset(a + usable, FILL, n);
+    heap->ops->free(heap, b);
+    if (!HK_CANARIES || usable + n > stride - HDR) {
+        want++; /* b's header was hit */
+        kept[n_kept++] = pool_block(b, stride);
+    }
+    heap->ops->free(heap, a);
+    if (HK_CANARIES) {
+        want++; /* a's canary was hit */
+        kept[n_kept++] = pool_block(a, stride);
+    }
+    assert_int_equal(atomic_load(&log.count), want);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_int_not_equal(heap->ops->check(heap), HK_CHECK_OK); /* the damage is still there */
+    assert_true(churn_without_overlap(heap, 8, kept, n_kept) > 0);
+    assert_int_equal(atomic_load(&log.count), want);
+}
+
+/*
+ * The same overrun into a free block. Level 1: malloc finds the block's
+ * header damaged before handing it out: reported, the list dropped, the
+ * block never handed out. Level 2: an overrun that stays in the canary
+ * leaves the next block intact (it may be handed out); freeing the overrun
+ * block reports.
+ */
+static void overrun_into_free(hk_heap_t *heap, unsigned char *a, unsigned char *b, size_t stride, size_t n,
+                              size_t request)
+{
+    error_log_t log;
+    size_t usable = heap->ops->usable_size(heap, a);
+    int hit_b = !HK_CANARIES || usable + n > stride - HDR;
+    region_t kept[2];
+    size_t n_kept = 0;
+    unsigned char *p;
+    record_errors(heap, &log);
+    assert_ptr_equal(b, a + stride);
+    heap->ops->free(heap, b);
+    memset(a + usable, FILL, n);
+    p = heap->ops->malloc(heap, request);
+    if (hit_b) {
+        assert_int_equal(atomic_load(&log.count), 1);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        assert_ptr_equal(log.ptr, b);
+        assert_ptr_not_equal(p, b);
+        kept[n_kept++] = pool_block(b, stride);
+    }
+    if (HK_CANARIES) {
+        kept[n_kept++] = pool_block(a, stride); /* its canary was hit: freeing it will be refused */
+    }
+    if (p != NULL) {
+        region_t mine = {p, request};
+        assert_false(overlaps(a, stride - HDR, &mine));
+        heap->ops->free(heap, p);
+    }
+    heap->ops->free(heap, a);
+    assert_int_equal(atomic_load(&log.count), hit_b + (HK_CANARIES ? 1 : 0));
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    if (!HK_CANARIES) {
+        /* The damaged list is out of service: what is left is consistent again. */
+        assert_int_equal(heap->ops->check(heap), HK_CHECK_OK);
+    }
+    churn_without_overlap(heap, request, kept, n_kept);
+}
+
+static void pool_overrun_into_the_next_block_is_caught(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= OVERRUN_MAX; n++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 8);
+        hk_heap_t *heap = hk_pool_heap(pool);
+        unsigned char *a = hk_pool_malloc(pool, hk_pool_block_size(pool));
+        unsigned char *b = hk_pool_malloc(pool, 8);
+        overrun_into_used(heap, a, b, STRIDE(32), n);
+        pool = hk_pool_create(hk_bump_heap(backing()), 32, 8);
+        heap = hk_pool_heap(pool);
+        a = hk_pool_malloc(pool, hk_pool_block_size(pool));
+        b = hk_pool_malloc(pool, 8);
+        assert_non_null(hk_pool_malloc(pool, 8));
+        overrun_into_free(heap, a, b, STRIDE(32), n, 8);
+    }
+}
+
+static void poolset_overrun_into_the_next_block_is_caught(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= OVERRUN_MAX; n++) {
+        hk_poolset_t *set = make_set(three_classes, 3);
+        hk_heap_t *heap = hk_poolset_heap(set);
+        unsigned char *a = hk_poolset_malloc(set, MAXREQ(16));
+        unsigned char *b = hk_poolset_malloc(set, 1);
+        overrun_into_used(heap, a, b, STRIDE(16), n);
+        set = make_set(three_classes, 3);
+        heap = hk_poolset_heap(set);
+        a = hk_poolset_malloc(set, MAXREQ(16));
+        b = hk_poolset_malloc(set, 1);
+        assert_non_null(hk_poolset_malloc(set, 1));
+        overrun_into_free(heap, a, b, STRIDE(16), n, 1);
+    }
+}
+
+/*
+ * Writes over the first bytes of a freed block, its header (the owner word),
+ * then malloc: the block is not handed out, the damage is reported.
+ */
+static void write_over_freed_header(hk_heap_t *heap, unsigned char *b, size_t stride, size_t k, size_t request)
+{
+    error_log_t log;
+    unsigned char *p;
+    region_t kept;
+    record_errors(heap, &log);
+    heap->ops->free(heap, b);
+    memset(b - HDR, 0, k);
+    p = heap->ops->malloc(heap, request);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_ptr_equal(log.ptr, b);
+    assert_ptr_not_equal(p, b);
+    assert_int_equal(heap->ops->check(heap), HK_CHECK_OK);
+    if (p != NULL) {
+        heap->ops->free(heap, p);
+    }
+    kept = pool_block(b, stride);
+    churn_without_overlap(heap, request, &kept, 1);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void pool_write_over_a_freed_header_is_caught(void **state)
+{
+    size_t k;
+    (void)state;
+    for (k = 1; k <= HDR; k++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 24, 6);
+        hk_pool_t *set_pool;
+        hk_poolset_t *set;
+        unsigned char *b;
+        assert_non_null(hk_pool_malloc(pool, 8));
+        b = hk_pool_malloc(pool, 8);
+        write_over_freed_header(hk_pool_heap(pool), b, STRIDE(24), k, 8);
+        set = make_set(three_classes, 3);
+        set_pool = hk_poolset_pool(set, 0);
+        assert_true(hk_pool_owns(set_pool, hk_poolset_malloc(set, 1)));
+        b = hk_poolset_malloc(set, 1);
+        write_over_freed_header(hk_poolset_heap(set), b, STRIDE(16), k, 1);
+    }
+}
+
+/*
+ * Freeing a block whose owner word (the header's first) was written over:
+ * reported as corrupted, or as a double free when what was written is this
+ * pool's FREE word.
+ */
+static void write_over_owner(hk_heap_t *heap, unsigned char *a, size_t stride, const void *fake, size_t request,
+                             hk_error_t want)
+{
+    error_log_t log;
+    region_t kept = pool_block(a, stride);
+    record_errors(heap, &log);
+    memcpy(a - HDR, fake, sizeof(uintptr_t));
+    heap->ops->free(heap, a);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, want);
+    assert_ptr_equal(log.ptr, a);
+    assert_int_not_equal(heap->ops->check(heap), HK_CHECK_OK);
+    assert_true(churn_without_overlap(heap, request, &kept, 1) > 0);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void pool_owner_overwrite_is_caught_on_free(void **state)
+{
+    /* Owner words that are not this pool's USED one: garbage, this pool FREE, another pool's USED one. */
+    uintptr_t garbage = (uintptr_t)0xA5A5A5A5u;
+    hk_heap_t *bh;
+    hk_pool_t *pool;
+    hk_pool_t *other;
+    unsigned char *a;
+    unsigned char *o;
+    uintptr_t fakes[3];
+    hk_error_t want[3] = {HK_ERR_CORRUPT, HK_ERR_DOUBLE_FREE, HK_ERR_CORRUPT};
+    size_t i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        bh = hk_bump_heap(backing());
+        pool = hk_pool_create(bh, 40, 6);
+        other = hk_pool_create(bh, 40, 6);
+        a = hk_pool_malloc(pool, 40);
+        o = hk_pool_malloc(other, 40);
+        memcpy(&fakes[1], a - HDR, sizeof(uintptr_t));
+        fakes[1] ^= 3u; /* USED (1) becomes FREE (2) */
+        memcpy(&fakes[2], o - HDR, sizeof(uintptr_t));
+        fakes[0] = garbage;
+        write_over_owner(hk_pool_heap(pool), a, STRIDE(40), &fakes[i], 8, want[i]);
+    }
+    for (i = 0; i < 3; i++) {
+        hk_poolset_t *set = make_set(three_classes, 3);
+        a = hk_poolset_malloc(set, 40);
+        o = hk_poolset_malloc(set, 1);
+        memcpy(&fakes[1], a - HDR, sizeof(uintptr_t));
+        fakes[1] ^= 3u;
+        memcpy(&fakes[2], o - HDR, sizeof(uintptr_t)); /* another pool of the same set */
+        fakes[0] = garbage;
+        write_over_owner(hk_poolset_heap(set), a, STRIDE(64), &fakes[i], 8, want[i]);
+    }
+}
+
+/*
+ * A free block's link (the header's second word, a block index + 1) made to
+ * point past the last block, or at a block in use. Past the last block:
+ * malloc reports the block whose link it is (b) and takes it out of service
+ * before following the link. At a block in use: b itself is sound and may
+ * be handed out; the block in use (a) is reported when it comes up. No
+ * block is handed out twice.
+ */
+static void bad_link(hk_heap_t *heap, unsigned char *a, unsigned char *b, size_t stride, size_t link, int past_end,
+                     size_t request)
+{
+    error_log_t log;
+    unsigned char *p;
+    unsigned char *q;
+    region_t kept[2];
+    record_errors(heap, &log);
+    heap->ops->free(heap, b);
+    memcpy(b - sizeof(size_t), &link, sizeof(link));
+    p = heap->ops->malloc(heap, request);
+    q = heap->ops->malloc(heap, request);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_ptr_equal(log.ptr, past_end ? b : a);
+    if (past_end) {
+        assert_ptr_not_equal(p, b);
+    } else {
+        assert_ptr_equal(p, b);
+    }
+    assert_ptr_not_equal(p, a);
+    assert_ptr_not_equal(q, a);
+    assert_ptr_not_equal(p, q);
+    assert_true(heap->ops->owns(heap, p) && heap->ops->owns(heap, q));
+    assert_int_equal(heap->ops->check(heap), HK_CHECK_OK);
+    kept[0] = pool_block(a, stride);
+    kept[1] = pool_block(b, stride);
+    if (p != b) {
+        heap->ops->free(heap, p);
+    }
+    heap->ops->free(heap, q);
+    churn_without_overlap(heap, request, kept, 2);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void pool_bad_links_are_caught_before_they_are_followed(void **state)
+{
+    /*
+     * Links are block indices, so one cannot be misaligned to the stride:
+     * the cases left are an index past the last block and a block in use
+     * (a, block 0: index 0 + 1).
+     */
+    int past_end;
+    (void)state;
+    for (past_end = 0; past_end < 2; past_end++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 8);
+        hk_poolset_t *set;
+        unsigned char *a = hk_pool_malloc(pool, 8);
+        unsigned char *b = hk_pool_malloc(pool, 8);
+        assert_non_null(hk_pool_malloc(pool, 8));
+        bad_link(hk_pool_heap(pool), a, b, STRIDE(32), past_end ? 8 + 5 : 1, past_end, 8);
+        set = make_set(three_classes, 3);
+        a = hk_poolset_malloc(set, 1);
+        b = hk_poolset_malloc(set, 1);
+        assert_non_null(hk_poolset_malloc(set, 1));
+        bad_link(hk_poolset_heap(set), a, b, STRIDE(16), past_end ? 4 + 5 : 1, past_end, 1);
+    }
+}
+
+/* lfpool: a state word's link past the last block, or to a block in use. */
+static void lfpool_bad_links_are_caught_before_they_are_followed(void **state)
+{
+    int past_end;
+    (void)state;
+    for (past_end = 0; past_end < 2; past_end++) {
+        hk_lfpool_t *pool = make_lf(lf_mem, 2048, 64);
+        hk_heap_t *heap = hk_lfpool_heap(pool);
+        error_log_t log;
+        unsigned char *a = hk_lfpool_malloc(pool, 8); /* block 0 */
+        unsigned char *b = hk_lfpool_malloc(pool, 8); /* block 1 */
+        unsigned char *p;
+        unsigned char *q;
+        region_t kept[2];
+        record_errors(heap, &log);
+        hk_lfpool_free(pool, b);
+        atomic_store(&pool->state[1], LF_FREE | (past_end ? 0xFFF0u : 1u));
+        p = hk_lfpool_malloc(pool, 8);
+        q = hk_lfpool_malloc(pool, 8);
+        assert_int_equal(atomic_load(&log.count), 1);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        assert_ptr_equal(log.ptr, past_end ? b : a);
+        if (past_end) {
+            assert_ptr_not_equal(p, b);
+        } else {
+            assert_ptr_equal(p, b);
+        }
+        assert_ptr_not_equal(p, a);
+        assert_ptr_not_equal(q, a);
+        assert_ptr_not_equal(p, q);
+        assert_true(hk_lfpool_owns(pool, p) && hk_lfpool_owns(pool, q));
+        assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
+        kept[0].lo = a;
+        kept[0].n = LF_STRIDE(64);
+        kept[1].lo = b;
+        kept[1].n = LF_STRIDE(64);
+        if (p != b) {
+            hk_lfpool_free(pool, p);
+        }
+        hk_lfpool_free(pool, q);
+        assert_true(churn_without_overlap(heap, 8, kept, 2) > 0);
+        assert_int_equal(atomic_load(&log.count), 1);
+    }
+}
+#endif
+
+#if HK_HARDENING >= 2
+/* Level 2: writes into a freed payload (use after free) found by the poison when malloc takes the block. */
+static void write_after_free(hk_heap_t *heap, unsigned char *b, size_t block, size_t k, size_t request)
+{
+    error_log_t log;
+    unsigned char *p;
+    region_t kept;
+    record_errors(heap, &log);
+    heap->ops->free(heap, b);
+    memset(b, 0, k);
+    p = heap->ops->malloc(heap, request);
+    assert_int_equal(atomic_load(&log.count), 1);
+    assert_int_equal(log.last, HK_ERR_CORRUPT);
+    assert_ptr_equal(log.ptr, b);
+    assert_ptr_not_equal(p, b);
+    assert_int_equal(heap->ops->check(heap), HK_CHECK_OK); /* the written block is out of service */
+    kept.lo = b;
+    kept.n = block;
+    if (p != NULL) {
+        heap->ops->free(heap, p);
+    }
+    churn_without_overlap(heap, request, &kept, 1);
+    assert_int_equal(atomic_load(&log.count), 1);
+}
+
+static void writes_after_free_are_caught_by_the_poison(void **state)
+{
+    size_t k;
+    (void)state;
+    for (k = 1; k <= 16; k++) {
+        hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 6);
+        hk_poolset_t *set = make_set(three_classes, 3);
+        hk_lfpool_t *lf = make_lf(lf_mem, 2048, 32);
+        unsigned char *b;
+        assert_non_null(hk_pool_malloc(pool, 8));
+        b = hk_pool_malloc(pool, 8);
+        write_after_free(hk_pool_heap(pool), b, MAXREQ(32), k, 8);
+        assert_non_null(hk_poolset_malloc(set, 1));
+        b = hk_poolset_malloc(set, 1);
+        write_after_free(hk_poolset_heap(set), b, MAXREQ(16), k, 1);
+        assert_non_null(hk_lfpool_malloc(lf, 8));
+        b = hk_lfpool_malloc(lf, 8);
+        write_after_free(hk_lfpool_heap(lf), b, LF_MAXREQ(32), k, 8);
+    }
+}
+
+/*
+ * lfpool has no header to overrun: past usable_size (the request) lies the
+ * canary, then the next block's payload. Freeing the overrun block reports;
+ * an overrun past the canary into a free block is also found by its poison.
+ */
+static void lfpool_overrun_is_caught_by_canary_and_poison(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= OVERRUN_MAX; n++) {
+        hk_lfpool_t *pool = make_lf(lf_mem, 2048, 32);
+        hk_heap_t *heap = hk_lfpool_heap(pool);
+        error_log_t log;
+        unsigned char *a = hk_lfpool_malloc(pool, 32);
+        unsigned char *b = hk_lfpool_malloc(pool, 8);
+        unsigned char *p;
+        int into_b = 32 + n > LF_STRIDE(32);
+        region_t kept[2];
+        record_errors(heap, &log);
+        assert_ptr_equal(b, a + LF_STRIDE(32));
+        hk_lfpool_free(pool, b);
+        memset(a + hk_lfpool_usable_size(pool, a), FILL, n);
+        p = hk_lfpool_malloc(pool, 8);
+        if (into_b) {
+            assert_ptr_not_equal(p, b);
+            assert_int_equal(atomic_load(&log.count), 1);
+        } else {
+            assert_ptr_equal(p, b);
+            assert_int_equal(atomic_load(&log.count), 0);
+        }
+        hk_lfpool_free(pool, a);
+        assert_int_equal(atomic_load(&log.count), into_b + 1);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        assert_int_equal(hk_lfpool_check(pool), HK_CHECK_CANARY);
+        kept[0].lo = a;
+        kept[0].n = LF_STRIDE(32);
+        kept[1].lo = b; /* out of service when the overrun reached it */
+        kept[1].n = LF_STRIDE(32);
+        hk_lfpool_free(pool, p);
+        assert_true(churn_without_overlap(heap, 8, kept, into_b ? 2u : 1u) > 0);
+        assert_int_equal(atomic_load(&log.count), into_b + 1);
+    }
+}
+
+/* check() names a broken canary and a broken poison. */
+static void check_names_canary_and_poison(void **state)
+{
+    hk_pool_t *pool = hk_pool_create(hk_bump_heap(backing()), 32, 4);
+    hk_lfpool_t *lf = make_lf(lf_mem, 2048, 32);
+    unsigned char *a = hk_pool_malloc(pool, 10);
+    unsigned char *b = hk_pool_malloc(pool, 10);
+    unsigned char *c = hk_lfpool_malloc(lf, 10);
+    unsigned char *d = hk_lfpool_malloc(lf, 10);
+    (void)state;
+    assert_int_equal(hk_pool_usable_size(pool, a), 10);
+    hk_pool_free(pool, b);
+    hk_lfpool_free(lf, d);
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_OK);
+    a[10] ^= 1u;
+    c[10] ^= 1u;
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_CANARY);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_CANARY);
+    a[10] ^= 1u;
+    c[10] ^= 1u;
+    b[MAXREQ(32) - 1] ^= 1u;
+    d[LF_MAXREQ(32) - 1] ^= 1u;
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_POISON);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_POISON);
+    b[MAXREQ(32) - 1] ^= 1u;
+    d[LF_MAXREQ(32) - 1] ^= 1u;
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_OK);
+    assert_int_equal(hk_lfpool_check(lf), HK_CHECK_OK);
+}
+#endif
+
+/* lfpool's check() codes (it sees the pool's insides here). */
+static void lfpool_check_names_what_is_broken(void **state)
+{
+    hk_lfpool_t *pool = make_lf(lf_mem, 2048, 32);
+    uint32_t saved;
+    uintptr_t magic;
+    (void)state;
+    assert_non_null(hk_lfpool_malloc(pool, 8)); /* block 0 */
+    hk_lfpool_free(pool, hk_lfpool_malloc(pool, 8)); /* block 1, first on the list */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
+    saved = atomic_load(&pool->state[1]);
+    atomic_store(&pool->state[1], LF_FREE | 2u); /* itself: a cycle */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_LINK);
+    atomic_store(&pool->state[1], LF_FREE | 0xFFF0u);
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_RANGE);
+    atomic_store(&pool->state[1], LF_FREE | 1u); /* block 0, in use */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_STATE);
+    atomic_store(&pool->state[1], LF_FREE | 4u); /* past block 2, the first untouched one */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_COUNT);
+    atomic_store(&pool->state[1], saved);
+    saved = atomic_load(&pool->state[0]);
+    atomic_store(&pool->state[0], LF_USED | (uint32_t)(LF_STRIDE(32) + 1u)); /* more slack than the block */
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_STATE);
+    atomic_store(&pool->state[0], LF_DEAD);
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_STATS);
+    atomic_store(&pool->state[0], saved);
+    magic = pool->magic;
+    pool->magic ^= 1u;
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_CONTROL);
+    pool->magic = magic;
+    assert_int_equal(hk_lfpool_check(pool), HK_CHECK_OK);
+}
 
 int main(void)
 {
@@ -1487,9 +2100,11 @@ int main(void)
         cmocka_unit_test(pool_alloc_pops_and_free_pushes),
         cmocka_unit_test(pool_counts_requested_sizes_exactly),
         cmocka_unit_test(pool_realloc_stays_in_its_block),
+#if HK_HARDENING >= 1
         cmocka_unit_test(pool_misuse_is_reported_and_harmless),
+#endif
         cmocka_unit_test(pool_release_finds_the_pool_from_the_header),
-        cmocka_unit_test(pool_check_catches_broken_state),
+        cmocka_unit_test(pool_check_names_what_is_broken),
         cmocka_unit_test(pool_walk_shows_every_block),
         cmocka_unit_test(pool_uniform_interface),
         cmocka_unit_test(pool_destroy_returns_the_memory),
@@ -1505,7 +2120,9 @@ int main(void)
         cmocka_unit_test(poolset_malloc_picks_the_smallest_class),
         cmocka_unit_test(poolset_stats_are_the_pools_summed),
         cmocka_unit_test(poolset_realloc_keeps_or_moves),
+#if HK_HARDENING >= 1
         cmocka_unit_test(poolset_misuse_is_reported_and_harmless),
+#endif
         cmocka_unit_test(poolset_pool_operations_keep_the_set_counters),
         cmocka_unit_test(poolset_check_catches_bad_counters),
         cmocka_unit_test(poolset_uniform_interface),
@@ -1513,11 +2130,29 @@ int main(void)
         cmocka_unit_test(lfpool_caps_the_block_count),
         cmocka_unit_test(lfpool_alloc_and_free),
         cmocka_unit_test(lfpool_counts_requested_and_reallocs_in_place),
+#if HK_HARDENING >= 1
         cmocka_unit_test(lfpool_misuse_is_reported_and_harmless),
+#endif
         cmocka_unit_test(lfpool_pop_is_aba_safe),
+        cmocka_unit_test(lfpool_check_names_what_is_broken),
+#if HK_HARDENING >= 1
+        cmocka_unit_test(pool_overrun_into_the_next_block_is_caught),
+        cmocka_unit_test(poolset_overrun_into_the_next_block_is_caught),
+        cmocka_unit_test(pool_write_over_a_freed_header_is_caught),
+        cmocka_unit_test(pool_owner_overwrite_is_caught_on_free),
+        cmocka_unit_test(pool_bad_links_are_caught_before_they_are_followed),
+        cmocka_unit_test(lfpool_bad_links_are_caught_before_they_are_followed),
+#endif
+#if HK_HARDENING >= 2
+        cmocka_unit_test(writes_after_free_are_caught_by_the_poison),
+        cmocka_unit_test(lfpool_overrun_is_caught_by_canary_and_poison),
+        cmocka_unit_test(check_names_canary_and_poison),
+#endif
 #if HEAPKIT_TEST_THREADS
         cmocka_unit_test(lfpool_survives_threads),
+#if HK_HARDENING >= 1
         cmocka_unit_test(lfpool_catches_racing_double_frees),
+#endif
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

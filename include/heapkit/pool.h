@@ -11,23 +11,66 @@
  *                 hk_pool_alloc_blocking() wait for a block.
  *   hk_poolset_t  pools of several size classes on one arena (on a bump
  *                 allocator): malloc(size) takes the smallest class that
- *                 fits, falling through to larger classes when it is empty.
+ *                 fits, falling through to larger classes when it is empty;
+ *                 class and fall-through come from a table lookup and a bit
+ *                 scan, not a search.
  *   hk_lfpool_t   an ISR-safe pool: lock-free, ABA-safe alloc and free on a
  *                 single 32-bit atomic head word (the seed's future work).
  *
- * Overheads, measured for Cortex-M3 (32-bit pointers, HK_ALIGN 8); the seed's
- * FCTMA has an 8-byte header per block and 32 bytes per pool:
- *   hk_pool_t     an 8-byte header per block (two pointers: 16 bytes on
- *                 64-bit hosts), header + block_size rounded up to HK_ALIGN;
- *                 128 bytes of control per pool (88 of them the hk_heap_t
- *                 that makes the pool a heap in its own right) plus the
- *                 backing allocator's overhead for that one allocation
- *                 (bump: 8 bytes).
- *   hk_poolset_t  its pools, 104 bytes of set control, the bump's 104 and
- *                 a pointer per class (one more bump block).
- *   hk_lfpool_t   no in-band header: a 4-byte state word per block in a
- *                 side table, the block rounded up to HK_ALIGN; 140 bytes
- *                 of control.
+ * Guarantees: malloc, free, realloc and usable_size are O(1) with valid
+ * pointers (lfpool: lock-free, O(1) per attempt); measured on the emulated
+ * Cortex-M3 at -O2 by direct calls, HK_HARDENING 1, every call of the lab's
+ * traces and directed worst case (heapkit bench --target cortex-m3):
+ *                 malloc  free   (instructions, at most)
+ *   hk_pool_t       22     29
+ *   hk_poolset_t    45     49
+ *   hk_lfpool_t     39     44
+ * (HK_HARDENING 0: 16 / 21, 39 / 32, 34 / 40). get_stats is O(log blocks +
+ * blocks handed out so far): only what cannot be derived is counted per
+ * call, the rest is read from the headers (requested bytes, blocks in use)
+ * and from the never-used blocks at the list's tail (the high-water mark).
+ * peak_used is capacity - min_ever_free, the high-water mark of gross used
+ * bytes. walk and check are O(blocks).
+ *
+ * Hardening (HK_HARDENING, heapkit.h), what each level detects:
+ *   0  nothing: misuse is undefined behaviour; fast paths pop and push only.
+ *   1  on every pointer handed in: foreign (outside the blocks), interior
+ *      (not a block start), double free, a header written over (pool,
+ *      poolset: an owner word that is not this pool's USED word, a requested
+ *      size above the block; lfpool: a state word that is not USED); on
+ *      every block malloc takes: its header (state word) must say free for
+ *      this pool and its link must be a block of the pool, so an overrun
+ *      into a free block, a write over a freed block's header or a broken
+ *      link is reported (HK_ERR_CORRUPT) before the link is followed; the
+ *      damaged list is then taken out of service (its blocks walked and
+ *      counted as used, with no usable bytes) and the never-used blocks
+ *      carry on. An overrun of any length into a used neighbour's header is
+ *      caught when that block is freed (the owner word comes first).
+ *   2  level 1, plus a canary after each block's request (usable_size is
+ *      the request) checked on free, realloc and usable_size, and poison in
+ *      free payloads, checked when malloc takes the block: writes past the
+ *      request and writes after free. O(block size) per call.
+ *   3  as 2; heap.c checks the whole heap around every uniform call.
+ * Misuse on a pointer handed in is reported and leaves the heap unchanged;
+ * check() validates everything and returns the first broken hk_check_t.
+ *
+ * Overheads on Cortex-M3 (32-bit pointers, HK_ALIGN 8); the seed's FCTMA
+ * has an 8-byte header per block and 32 bytes per pool. Per block:
+ *   hk_pool_t,    levels 0-1: an 8-byte header (two words: 16 bytes on
+ *   hk_poolset_t  64-bit hosts), header + block_size rounded up to
+ *                 HK_ALIGN; levels 2-3: HK_ALIGN more (the canary's room),
+ *                 so a block takes the same largest request at every level.
+ *   hk_lfpool_t   levels 0-1: no in-band header, a 4-byte state word per
+ *                 block in a side table, the block rounded up to HK_ALIGN;
+ *                 levels 2-3: HK_ALIGN more per block.
+ * Per pool or set:
+ *   hk_pool_t     156 bytes of control (88 of them the hk_heap_t that makes
+ *                 the pool a heap in its own right) plus the backing
+ *                 allocator's overhead for that one allocation (bump: 8).
+ *   hk_poolset_t  its pools, 492 bytes of set control (a pool pointer per
+ *                 possible class and the 32-entry size table) and the
+ *                 bump's 104.
+ *   hk_lfpool_t   140 bytes of control.
  */
 #ifndef HEAPKIT_POOL_H
 #define HEAPKIT_POOL_H
@@ -70,9 +113,13 @@ hk_pool_t *hk_pool_create(hk_heap_t *backing, size_t block_size, size_t max_bloc
 /* Give a pool from hk_pool_create back to its backing. Pools of a set are left alone. */
 void hk_pool_destroy(hk_pool_t *pool);
 hk_heap_t *hk_pool_heap(hk_pool_t *pool);
-/* Usable bytes of every block (block_size rounded up to HK_ALIGN). */
+/*
+ * The largest request a block takes: block_size rounded up so that header
+ * and payload fill whole HK_ALIGN units; the same at every HK_HARDENING.
+ * usable_size() reports it for every block, or at level 2 the request.
+ */
 size_t hk_pool_block_size(const hk_pool_t *pool);
-/* Blocks on the free list now. */
+/* Blocks free now (O(blocks handed out so far): the blocks in use are counted from their headers). */
 size_t hk_pool_available(const hk_pool_t *pool);
 
 /*
@@ -111,7 +158,7 @@ void hk_pool_free(hk_pool_t *pool, void *ptr);
 size_t hk_pool_usable_size(hk_pool_t *pool, const void *ptr);
 void hk_pool_get_stats(hk_pool_t *pool, hk_stats_t *out);
 void hk_pool_walk(hk_pool_t *pool, hk_walk_fn visit, void *ctx);
-int hk_pool_check(hk_pool_t *pool);
+hk_check_t hk_pool_check(hk_pool_t *pool);
 int hk_pool_owns(const hk_pool_t *pool, const void *ptr);
 
 /* ---- a set of pools ---- */
@@ -124,11 +171,18 @@ typedef struct hk_pool_class {
 
 typedef struct hk_poolset hk_poolset_t;
 
+/* Most classes a set takes: one bit each in the set's mask of non-empty classes. */
+#define HK_POOLSET_MAX_CLASSES 31u
+
 /*
  * Place the set at the start of arena, a bump allocator after it, and one
  * pool per class on the bump. classes must be sorted by strictly increasing
- * block_size, each with block_size and count nonzero (else HK_EINVAL);
- * HK_ETOOSMALL when they do not all fit. Bytes left on the bump stay unused.
+ * block_size, each with block_size and count nonzero, at most
+ * HK_POOLSET_MAX_CLASSES of them (else HK_EINVAL); HK_ETOOSMALL when they do
+ * not all fit. Bytes left on the bump stay unused. malloc picks the
+ * smallest class that fits unless two classes' largest requests lie in one
+ * octave [2^k, 2^(k+1) - 1]: then requests the lower of the two would take
+ * get the class above it (the size table holds one step per octave).
  */
 hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *classes, size_t n_classes,
                               hk_status_t *status);
@@ -148,21 +202,25 @@ void hk_poolset_free(hk_poolset_t *set, void *ptr);
 size_t hk_poolset_usable_size(hk_poolset_t *set, const void *ptr);
 void hk_poolset_get_stats(hk_poolset_t *set, hk_stats_t *out);
 void hk_poolset_walk(hk_poolset_t *set, hk_walk_fn visit, void *ctx);
-int hk_poolset_check(hk_poolset_t *set);
+hk_check_t hk_poolset_check(hk_poolset_t *set);
 int hk_poolset_owns(const hk_poolset_t *set, const void *ptr);
 
 /* ---- the lock-free pool ---- */
 
-/* Largest block count: block indices are 16 bits, 0xFFFF meaning none. */
+/* Largest block count: links are block indices + 1 in 16 bits, 0 meaning none. */
 #define HK_LFPOOL_MAX_BLOCKS 65535u
-/* Largest block size: the unused tail of a block is kept in 16 bits. */
-#define HK_LFPOOL_MAX_BLOCK_SIZE (0xFFFFu & ~(unsigned)(HK_ALIGN - 1))
+/*
+ * Largest block size: the unused tail of a block is kept in 16 bits (at
+ * HK_HARDENING 2 and above each block also keeps room for its canary).
+ */
+#define HK_LFPOOL_MAX_BLOCK_SIZE ((0xFFFFu & ~(unsigned)(HK_ALIGN - 1)) - (HK_HARDENING >= 2 ? (unsigned)HK_ALIGN : 0u))
 
 typedef struct hk_lfpool hk_lfpool_t;
 
 /*
  * Place the pool at the start of arena and fill the rest with as many blocks
- * of block_size bytes (rounded up to HK_ALIGN) as fit, at most
+ * of block_size bytes (rounded up to HK_ALIGN; the largest request a block
+ * takes, and its usable size below level 2) as fit, at most
  * HK_LFPOOL_MAX_BLOCKS. HK_EINVAL for a NULL arena, block_size 0 or above
  * HK_LFPOOL_MAX_BLOCK_SIZE; HK_ETOOSMALL when not one block fits.
  */
@@ -183,7 +241,7 @@ void hk_lfpool_free(hk_lfpool_t *pool, void *ptr);
 size_t hk_lfpool_usable_size(hk_lfpool_t *pool, const void *ptr);
 void hk_lfpool_get_stats(hk_lfpool_t *pool, hk_stats_t *out);
 void hk_lfpool_walk(hk_lfpool_t *pool, hk_walk_fn visit, void *ctx);
-int hk_lfpool_check(hk_lfpool_t *pool);
+hk_check_t hk_lfpool_check(hk_lfpool_t *pool);
 int hk_lfpool_owns(const hk_lfpool_t *pool, const void *ptr);
 
 #ifdef __cplusplus

@@ -20,7 +20,11 @@
  *     { { 32, 16 }, { 64, 16 }, { 128, 32 }, { 256, 8 }, { 512, 8 },
  *       { 1024, 4 }, { 2048, 4 }, { 4096, 2 }, { 8192, 1 } }
  * Pick classes from the application's allocation sizes (the lab's traces
- * show them); a block size is the largest request the class serves.
+ * show them); a block size is the largest request the class serves. At most
+ * HK_POOLSET_MAX_CLASSES (31) classes; a request goes to the smallest class
+ * that fits unless two block sizes lie in one octave [2^k, 2^(k+1) - 1],
+ * where requests the lower would take may get the class above it
+ * (heapkit/pool.h).
  */
 #include "heapkit/pool.h"
 #include "heapkit_freertos_common.h"
