@@ -207,16 +207,27 @@ hk_status_t hk_regions_add(hk_regions_t *regions, void *arena, size_t size)
 hk_status_t hk_regions_remove(hk_regions_t *regions, size_t i, hk_region_info_t *info)
 {
     hk_stats_t *s = &regions->heap.stats;
+    hk_stats_t sub_stats;
     hk_heap_t *sub;
     size_t shortfall;
 
-    if (i >= regions->count || regions->slot[i].heap->stats.used_blocks != 0) {
+    if (i >= regions->count) {
+        return HK_EINVAL;
+    }
+    /* Allocators may derive used_blocks when asked rather than keep it: ask. */
+    regions->slot[i].heap->ops->get_stats(regions->slot[i].heap, &sub_stats);
+    if (sub_stats.used_blocks != 0) {
         return HK_EINVAL;
     }
     if (info != NULL) {
         hk_regions_at(regions, i, info);
     }
     sub = regions->slot[i].heap;
+    /* The region's history stays the heap's: its cumulative counters are kept as the heap's own. */
+    s->alloc_count += sub_stats.alloc_count;
+    s->free_count += sub_stats.free_count;
+    s->split_count += sub_stats.split_count;
+    s->coalesce_count += sub_stats.coalesce_count;
     s->capacity -= sub->stats.capacity;
     s->free_bytes -= sub->stats.free_bytes;
     shortfall = sub->stats.free_bytes < s->min_ever_free ? sub->stats.free_bytes : s->min_ever_free;
@@ -231,53 +242,55 @@ hk_status_t hk_regions_remove(hk_regions_t *regions, size_t i, hk_region_info_t 
     return HK_OK;
 }
 
-/*
- * Around each sub-heap call: its marks are lowered to its current levels
- * first, so afterwards they tell the lowest free and highest used level the
- * sub-heap passed through during the call (a realloc moving inside it holds
- * two blocks for a moment), which puts the sums' marks exactly where they
- * were at that moment. Then the sub-heap's own marks are put back.
- */
-static void call_begin(hk_heap_t *sub, hk_stats_t *before)
+typedef struct sub_levels {
+    size_t free_bytes;
+    size_t used_granted;
+    size_t min_ever_free;
+    size_t error_count;
+} sub_levels_t;
+
+/* What call_end compares: counters every allocator keeps current in its handle at every call. */
+static sub_levels_t levels_of(const hk_heap_t *sub)
 {
-    *before = sub->stats;
-    sub->stats.min_ever_free = sub->stats.free_bytes;
-    sub->stats.peak_used = sub->stats.used_granted;
+    sub_levels_t l;
+    l.free_bytes = sub->stats.free_bytes;
+    l.used_granted = sub->stats.used_granted;
+    l.min_ever_free = sub->stats.min_ever_free;
+    l.error_count = sub->stats.error_count;
+    return l;
 }
 
-static void call_end(hk_regions_t *r, hk_heap_t *sub, const hk_stats_t *before)
+/*
+ * After each sub-heap call: the regions heap's free and granted bytes move
+ * by the sub-heap's, and its low-water mark follows. The sub-heap's own
+ * statistics are only read. A sub-heap that passed through a lower level
+ * than it ended at (a realloc moving a block inside it holds both copies for
+ * a moment) shows it by lowering its own mark, which is then the level it
+ * reached; a dip that stays above that sub-heap's earlier low is seen at the
+ * level the call ended at.
+ */
+static void call_end(hk_regions_t *r, const hk_heap_t *sub, const sub_levels_t *before)
 {
     hk_stats_t *s = &r->heap.stats;
-    hk_stats_t *after = &sub->stats;
-    size_t low = s->free_bytes - (before->free_bytes - after->min_ever_free);
-    size_t high = s->used_granted + (after->peak_used - before->used_granted);
-    if (low < s->min_ever_free) {
-        s->min_ever_free = low;
+    sub_levels_t after = levels_of(sub);
+    size_t free_before = s->free_bytes;
+    s->free_bytes = s->free_bytes - before->free_bytes + after.free_bytes;
+    s->used_granted = s->used_granted - before->used_granted + after.used_granted;
+    if (after.min_ever_free < before->min_ever_free) {
+        size_t dip = free_before - (before->free_bytes - after.min_ever_free);
+        if (dip < s->min_ever_free) {
+            s->min_ever_free = dip;
+        }
     }
-    if (high > s->peak_used) {
-        s->peak_used = high;
-    }
-    s->free_bytes += after->free_bytes - before->free_bytes;
-    s->used_requested += after->used_requested - before->used_requested;
-    s->used_granted += after->used_granted - before->used_granted;
-    s->used_blocks += after->used_blocks - before->used_blocks;
-    s->alloc_count += after->alloc_count - before->alloc_count;
-    s->free_count += after->free_count - before->free_count;
-    s->split_count += after->split_count - before->split_count;
-    s->coalesce_count += after->coalesce_count - before->coalesce_count;
-    if (before->min_ever_free < after->min_ever_free) {
-        after->min_ever_free = before->min_ever_free;
-    }
-    if (before->peak_used > after->peak_used) {
-        after->peak_used = before->peak_used;
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
     }
 }
 
 static void *sub_malloc(hk_regions_t *r, hk_heap_t *sub, size_t size)
 {
-    hk_stats_t before;
+    sub_levels_t before = levels_of(sub);
     void *p;
-    call_begin(sub, &before);
     p = sub->ops->malloc(sub, size);
     call_end(r, sub, &before);
     return p;
@@ -285,9 +298,8 @@ static void *sub_malloc(hk_regions_t *r, hk_heap_t *sub, size_t size)
 
 static void *sub_aligned(hk_regions_t *r, hk_heap_t *sub, size_t alignment, size_t size)
 {
-    hk_stats_t before;
+    sub_levels_t before = levels_of(sub);
     void *p;
-    call_begin(sub, &before);
     p = sub->ops->aligned_alloc(sub, alignment, size);
     call_end(r, sub, &before);
     return p;
@@ -295,8 +307,7 @@ static void *sub_aligned(hk_regions_t *r, hk_heap_t *sub, size_t alignment, size
 
 static void sub_free(hk_regions_t *r, hk_heap_t *sub, void *ptr)
 {
-    hk_stats_t before;
-    call_begin(sub, &before);
+    sub_levels_t before = levels_of(sub);
     sub->ops->free(sub, ptr);
     call_end(r, sub, &before);
 }
@@ -379,7 +390,7 @@ void *hk_regions_realloc(hk_regions_t *regions, void *ptr, size_t size)
 {
     size_t i;
     hk_heap_t *sub;
-    hk_stats_t before;
+    sub_levels_t before;
     void *p;
 
     if (ptr == NULL) {
@@ -393,7 +404,7 @@ void *hk_regions_realloc(hk_regions_t *regions, void *ptr, size_t size)
     if (sub == NULL) {
         return NULL;
     }
-    call_begin(sub, &before);
+    before = levels_of(sub);
     p = sub->ops->realloc(sub, ptr, size);
     call_end(regions, sub, &before);
     if (p == NULL && sub->stats.error_count == before.error_count) {
@@ -423,17 +434,37 @@ size_t hk_regions_usable_size(hk_regions_t *regions, const void *ptr)
     return sub != NULL ? sub->ops->usable_size(sub, ptr) : 0;
 }
 
+/*
+ * The sub-heaps' statistics added up, each as its own get_stats gives it,
+ * plus the regions heap's own counters: failures, reallocs and misuse
+ * reports are the regions heap's (a sub-heap that cannot serve a request is
+ * no failure while another one can; a sub-heap's reports reach the regions
+ * heap's hooks and are counted there), so are the cumulative counts of
+ * removed regions, and so is the low-water mark of the sum's free bytes,
+ * from which peak_used = capacity - min_ever_free.
+ */
 void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out)
 {
+    const hk_stats_t *own = &regions->heap.stats;
     size_t i;
-    *out = regions->heap.stats;
-    out->free_blocks = 0;
-    out->largest_free = 0;
-    out->smallest_free = 0;
+    hk_memset(out, 0, sizeof(*out));
+    out->alloc_count = own->alloc_count; /* those of removed regions */
+    out->free_count = own->free_count;
+    out->split_count = own->split_count;
+    out->coalesce_count = own->coalesce_count;
     for (i = 0; i < regions->count; i++) {
         hk_stats_t s;
         regions->slot[i].heap->ops->get_stats(regions->slot[i].heap, &s);
+        out->capacity += s.capacity;
+        out->free_bytes += s.free_bytes;
+        out->used_requested += s.used_requested;
+        out->used_granted += s.used_granted;
         out->free_blocks += s.free_blocks;
+        out->used_blocks += s.used_blocks;
+        out->alloc_count += s.alloc_count;
+        out->free_count += s.free_count;
+        out->split_count += s.split_count;
+        out->coalesce_count += s.coalesce_count;
         if (s.largest_free > out->largest_free) {
             out->largest_free = s.largest_free;
         }
@@ -441,6 +472,11 @@ void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out)
             out->smallest_free = s.smallest_free;
         }
     }
+    out->min_ever_free = own->min_ever_free < out->free_bytes ? own->min_ever_free : out->free_bytes;
+    out->peak_used = out->capacity - out->min_ever_free;
+    out->fail_count = own->fail_count;
+    out->realloc_count = own->realloc_count;
+    out->error_count = own->error_count;
 }
 
 void hk_regions_walk(hk_regions_t *regions, hk_walk_fn visit, void *ctx)
@@ -452,41 +488,43 @@ void hk_regions_walk(hk_regions_t *regions, hk_walk_fn visit, void *ctx)
 }
 
 /*
- * 0 when every invariant holds: slots sorted, disjoint and outside the
- * control buffer (1), each sub-heap's own check (2), the sums equal to the
- * sub-heaps' counters (3), the marks bound the current values (4).
+ * HK_CHECK_OK when every invariant holds: slots sorted, disjoint and outside
+ * the control buffer (HK_CHECK_CONTROL), each sub-heap's own check (its
+ * code), and the totals the regions heap keeps equal to its sub-heaps'
+ * statistics with the mark no higher than the free bytes (HK_CHECK_STATS).
  */
-int hk_regions_check(hk_regions_t *regions)
+hk_check_t hk_regions_check(hk_regions_t *regions)
 {
     const hk_stats_t *s = &regions->heap.stats;
-    hk_stats_t sum;
+    size_t capacity = 0;
+    size_t free_bytes = 0;
+    size_t granted = 0;
     size_t i;
 
-    hk_memset(&sum, 0, sizeof(sum));
+    if (regions->count > regions->cap) {
+        return HK_CHECK_CONTROL;
+    }
     for (i = 0; i < regions->count; i++) {
         const region_slot_t *slot = &regions->slot[i];
-        const hk_stats_t *sub = &slot->heap->stats;
+        hk_stats_t sub;
+        hk_check_t rc;
         if (slot->start >= slot->end || (i > 0 && regions->slot[i - 1].end > slot->start) ||
             overlaps(slot->start, slot->end, regions->mem_lo, regions->mem_hi) ||
             !hk_in_range(slot->heap, (const void *)slot->start, (const void *)slot->end)) {
-            return 1;
+            return HK_CHECK_CONTROL;
         }
-        if (slot->heap->ops->check(slot->heap) != 0) {
-            return 2;
+        rc = slot->heap->ops->check(slot->heap);
+        if (rc != HK_CHECK_OK) {
+            return rc;
         }
-        sum.capacity += sub->capacity;
-        sum.free_bytes += sub->free_bytes;
-        sum.used_requested += sub->used_requested;
-        sum.used_granted += sub->used_granted;
-        sum.used_blocks += sub->used_blocks;
+        slot->heap->ops->get_stats(slot->heap, &sub);
+        capacity += sub.capacity;
+        free_bytes += sub.free_bytes;
+        granted += sub.used_granted;
     }
-    if (regions->count > regions->cap || s->capacity != sum.capacity || s->free_bytes != sum.free_bytes ||
-        s->used_requested != sum.used_requested || s->used_granted != sum.used_granted ||
-        s->used_blocks != sum.used_blocks) {
-        return 3;
+    if (s->capacity != capacity || s->free_bytes != free_bytes || s->used_granted != granted ||
+        s->min_ever_free > s->free_bytes) {
+        return HK_CHECK_STATS;
     }
-    if (s->min_ever_free > s->free_bytes || s->peak_used < s->used_granted) {
-        return 4;
-    }
-    return 0;
+    return HK_CHECK_OK;
 }

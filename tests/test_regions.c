@@ -1,8 +1,9 @@
 /*
  * Unit tests for the regions heap (src/regions.c): init and add refusals,
  * address order whatever the order of adds, spilling from a full region to
- * the next, exact aggregate statistics (sums, largest = max, smallest = min,
- * one failure per failed request, the marks of the sums), realloc moving a
+ * the next, aggregate statistics (the sub-heaps' get_stats added up, largest
+ * = max, smallest = min, one failure per failed request, the low-water mark
+ * of the summed free bytes, sub-heaps' marks left alone), realloc moving a
  * block between regions, misuse reported through the regions heap's hooks
  * with the heap untouched, removal of empty regions only, and a seeded
  * workload checked after every step over several catalog allocators.
@@ -27,7 +28,6 @@ static TEST_ARENA(CTRL_SIZE) g_ctrl;
 static TEST_ARENA(NREG * REGION) g_mem;
 static walk_log_t g_walk;
 static error_log_t g_log;
-static stats_workload_t g_workload;
 
 static hk_heap_t *make_tlsf(void *arena, size_t size, hk_status_t *status)
 {
@@ -220,7 +220,7 @@ static void marks_are_those_of_the_sums(void **state)
     b = hk_malloc(heap, 5000); /* second region */
     st = heap_stats(heap);
     assert_int_equal(st.min_ever_free, st.free_bytes);
-    assert_int_equal(st.peak_used, st.used_granted);
+    assert_int_equal(st.peak_used, st.capacity - st.free_bytes); /* gross bytes in use at the mark */
     hk_free(heap, b);
     hk_free(heap, a);
     /* Region 0 sinks lower, alone, later: its own mark moves, the sum's does not. */
@@ -233,7 +233,10 @@ static void marks_are_those_of_the_sums(void **state)
     assert_int_equal(st.min_ever_free, cap - 2 * gross_size(5000, 8, 0));
     assert_int_equal(sub0.min_ever_free, sub0.capacity - gross_size(5500, 8, 0));
     assert_true(st.min_ever_free > sub0.min_ever_free + sub1.min_ever_free + heap_stats(sub_of(r, 2)).capacity);
-    assert_int_equal(st.peak_used, 2 * 5000);
+    assert_int_equal(st.peak_used, 2 * gross_size(5000, 8, 0));
+    assert_int_equal(st.peak_used, st.capacity - st.min_ever_free);
+    /* The sub-heaps' own marks are theirs alone: the regions heap only reads them. */
+    assert_int_equal(heap_stats(sub_of(r, 1)).min_ever_free, sub1.capacity - gross_size(5000, 8, 0));
     expect_sums(r);
 }
 
@@ -336,7 +339,8 @@ static void remove_only_empty_regions(void **state)
     assert_int_equal(st.capacity, before.capacity * 2 / 3);
     assert_int_equal(st.free_bytes, before.free_bytes - before.capacity / 3);
     assert_true(st.min_ever_free <= st.free_bytes);
-    assert_int_equal(st.alloc_count, before.alloc_count);
+    assert_int_equal(st.alloc_count, before.alloc_count); /* a removed region's history stays */
+    assert_int_equal(st.free_count, before.free_count);
     expect_sums(r);
     /* Its memory is no longer the heap's. */
     hk_free(heap, b);
@@ -375,42 +379,145 @@ static void empty_heap_fails_cleanly(void **state)
     assert_int_equal(hk_regions_check(r), 0);
 }
 
-/* The seeded workload over three regions of one catalog allocator, checked after every step. */
-static void workload_on(const char *entry, size_t header)
+/* Free bytes of the whole heap and of the region holding p. */
+static size_t free_now(hk_heap_t *heap) { return heap_stats(heap).free_bytes; }
+
+/*
+ * The seeded workload over three regions of one catalog allocator, checked
+ * after every step: the sums and the walk (expect_sums), the counters, and
+ * the low-water mark. The mark must be exactly the lowest level the sum of
+ * free bytes passed through, except that a block moved by realloc inside one
+ * sub-heap holds both copies for a moment the regions heap may not see: then
+ * the mark lies between the lowest level that dip reached and the lowest
+ * level after a call (src/regions.c, call_end).
+ */
+static void workload_on(const char *entry)
 {
+    enum { LIVE = 64 };
     const hk_catalog_entry_t *e = hk_catalog_find(entry);
     hk_regions_t *r = hk_regions_init(g_ctrl.bytes, CTRL_SIZE, e->make, NULL);
     hk_heap_t *heap = hk_regions_heap(r);
+    void *live[LIVE];
+    size_t len[LIVE];
+    size_t gross[LIVE];
+    size_t nlive = 0;
+    size_t requested = 0;
+    size_t allocs = 0, frees = 0, reallocs = 0, fails = 0;
+    size_t low_seen;  /* lowest free level after a call, or in a dip the regions heap sees */
+    size_t low_exact; /* lowest free level at any moment */
     size_t op;
+    hk_stats_t st;
     assert_int_equal(hk_regions_add(r, region(1), REGION), HK_OK);
     assert_int_equal(hk_regions_add(r, region(3), REGION), HK_OK);
     assert_int_equal(hk_regions_add(r, region(0), REGION / 2), HK_OK);
-    stats_workload_start(&g_workload, heap, header, 0x5E610u + header);
+    low_seen = low_exact = free_now(heap);
+    rng_seed(0x5E610u + (uint64_t)strlen(entry));
     for (op = 0; op < 3000; op++) {
-        stats_workload_step(&g_workload);
-        assert_int_equal(hk_regions_check(r), 0);
+        size_t x = rng_below(100);
+        size_t n = rng_below(6) == 0 ? 1000 + rng_below(6000) : rng_below(400);
+        size_t before = free_now(heap);
+        size_t after;
+        if (nlive < LIVE && (nlive == 0 || x < 45)) {
+            void *p = (x % 5 == 0) ? hk_aligned_alloc(heap, (size_t)32 << rng_below(6), n) : hk_malloc(heap, n);
+            if (p == NULL) {
+                fails++;
+            } else {
+                allocs++;
+                requested += n;
+                len[nlive] = n;
+                gross[nlive] = before - free_now(heap);
+                live[nlive++] = p;
+            }
+        } else if (x < 65) {
+            size_t k = rng_below(nlive);
+            size_t from = hk_regions_index_of(r, live[k]);
+            void *p = hk_realloc(heap, live[k], n);
+            after = free_now(heap);
+            if (n == 0) {
+                assert_null(p);
+                frees++;
+                requested -= len[k];
+                nlive--;
+                live[k] = live[nlive];
+                len[k] = len[nlive];
+                gross[k] = gross[nlive];
+            } else if (p == NULL) {
+                fails++;
+            } else {
+                reallocs++;
+                requested += n - len[k];
+                if (p != live[k]) {
+                    /* Both copies were live for a moment: the level then was after - old gross. */
+                    size_t dip = after - gross[k];
+                    allocs++;
+                    frees++;
+                    low_exact = dip < low_exact ? dip : low_exact;
+                    if (hk_regions_index_of(r, p) != from) {
+                        low_seen = dip < low_seen ? dip : low_seen; /* the regions heap made that move */
+                    }
+                }
+                gross[k] = gross[k] + before - after;
+                live[k] = p;
+                len[k] = n;
+            }
+        } else {
+            size_t k = rng_below(nlive);
+            hk_free(heap, live[k]);
+            frees++;
+            requested -= len[k];
+            nlive--;
+            live[k] = live[nlive];
+            len[k] = len[nlive];
+            gross[k] = gross[nlive];
+        }
+        after = free_now(heap);
+        low_seen = after < low_seen ? after : low_seen;
+        low_exact = after < low_exact ? after : low_exact;
+        st = heap_stats(heap);
+        if (e->caps & HK_CATALOG_EXACT_REQUESTED) {
+            assert_int_equal(st.used_requested, requested);
+        }
+        assert_int_equal(st.used_blocks, nlive);
+        assert_int_equal(st.alloc_count, allocs);
+        assert_int_equal(st.free_count, frees);
+        assert_int_equal(st.realloc_count, reallocs);
+        assert_int_equal(st.fail_count, fails);
+        assert_true(st.min_ever_free >= low_exact && st.min_ever_free <= low_seen);
+        assert_int_equal(st.peak_used, st.capacity - st.min_ever_free);
+        expect_sums(r);
     }
-    stats_workload_finish(&g_workload);
+    while (nlive > 0) {
+        hk_free(heap, live[--nlive]);
+    }
     expect_sums(r);
     assert_int_equal(heap_stats(heap).used_blocks, 0);
+    assert_int_equal(heap_stats(heap).free_bytes, heap_stats(heap).capacity);
 }
 
 static void workload_tlsf(void **state)
 {
     (void)state;
-    workload_on("tlsf", 8);
+    workload_on("tlsf");
 }
 
 static void workload_seqfit(void **state)
 {
     (void)state;
-    workload_on("seqfit-best", 8);
+    workload_on("seqfit-best");
 }
 
 static void workload_seqfit_first(void **state)
 {
     (void)state;
-    workload_on("seqfit-first", 8);
+    workload_on("seqfit-first");
+}
+
+/* Sub-heaps that derive most statistics in get_stats rather than keep them in their handle. */
+static void workload_buddy(void **state)
+{
+    (void)state;
+    workload_on("buddy");
+    workload_on("buddy-lazy");
 }
 
 /* Breaking a sum or a slot is caught by check(). */
@@ -421,7 +528,7 @@ static void check_notices_broken_sums(void **state)
     (void)state;
     hk_malloc(heap, 100);
     assert_check_notices(heap, &heap->stats.free_bytes, 8);
-    assert_check_notices(heap, &heap->stats.used_blocks, 1);
+    assert_check_notices(heap, &heap->stats.used_granted, 1);
     assert_check_notices(heap, &heap->stats.capacity, (size_t)-8);
     assert_check_notices(heap, &heap->stats.min_ever_free, heap->stats.free_bytes);
 }
@@ -443,6 +550,7 @@ int main(void)
         cmocka_unit_test(workload_tlsf),
         cmocka_unit_test(workload_seqfit),
         cmocka_unit_test(workload_seqfit_first),
+        cmocka_unit_test(workload_buddy),
         cmocka_unit_test(check_notices_broken_sums),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

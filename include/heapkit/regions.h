@@ -76,7 +76,7 @@ void hk_regions_free(hk_regions_t *regions, void *ptr);
 size_t hk_regions_usable_size(hk_regions_t *regions, const void *ptr);
 void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out);
 void hk_regions_walk(hk_regions_t *regions, hk_walk_fn visit, void *ctx);
-int hk_regions_check(hk_regions_t *regions);
+hk_check_t hk_regions_check(hk_regions_t *regions);
 int hk_regions_owns(const hk_regions_t *regions, const void *ptr);
 
 #ifdef __cplusplus
