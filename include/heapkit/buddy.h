@@ -67,7 +67,7 @@ void hk_buddy_free(hk_buddy_t *heap, void *ptr);
 size_t hk_buddy_usable_size(hk_buddy_t *heap, const void *ptr);
 void hk_buddy_get_stats(hk_buddy_t *heap, hk_stats_t *out);
 void hk_buddy_walk(hk_buddy_t *heap, hk_walk_fn visit, void *ctx);
-int hk_buddy_check(hk_buddy_t *heap);
+hk_check_t hk_buddy_check(hk_buddy_t *heap);
 int hk_buddy_owns(const hk_buddy_t *heap, const void *ptr);
 
 #ifdef __cplusplus
