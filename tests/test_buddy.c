@@ -1160,6 +1160,80 @@ static void test_damaged_links_in_list(void **state)
     exercise_after_damage(h, p[2]);
 }
 
+#if HK_HARDENING >= 2
+/*
+ * Level 2: a write into a freed block beyond its links (use after free) is
+ * found in the poison when the block is handed out again; it is reported and
+ * taken out of service, and another block is returned. check() names it
+ * before that.
+ */
+static void test_poison_checked_when_handed_out(void **state)
+{
+    size_t off;
+    (void)state;
+    for (off = 2 * sizeof(void *); off < 2 * MB; off += 5) {
+        hk_buddy_config_t c = config(0, (int)(off & 1u));
+        hk_buddy_t *h = heap_with_atoms(64, &c);
+        error_log_t log;
+        unsigned char *a, *b, *q;
+        record_errors(hk_buddy_heap(h), &log);
+        a = (unsigned char *)hk_buddy_malloc(h, fill(2 * MB));
+        b = (unsigned char *)hk_buddy_malloc(h, fill(2 * MB)); /* keeps a from merging */
+        assert_ptr_equal(b, a + 2 * MB);
+        hk_buddy_free(h, a);
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        a[off] ^= 0x01u;
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_POISON);
+        q = (unsigned char *)hk_buddy_malloc(h, fill(2 * MB));
+        assert_non_null(q);
+        assert_ptr_not_equal(q, a);
+        expect_error(&log, 1, HK_ERR_CORRUPT, a);
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        hk_buddy_free(h, q);
+        hk_buddy_free(h, b);
+        exercise_after_damage(h, a);
+    }
+}
+
+/*
+ * Level 2: the canary right after the requested size is checked on free and
+ * on realloc (reported, the call goes on), and by check(); usable_size is the
+ * requested size, so writing all of it never trips the canary.
+ */
+static void test_canary_checked_on_free_and_realloc(void **state)
+{
+    hk_buddy_config_t c = config(0, 0);
+    hk_buddy_t *h = heap_with_atoms(64, &c);
+    error_log_t log;
+    unsigned char *a, *q;
+    size_t n;
+    (void)state;
+    record_errors(hk_buddy_heap(h), &log);
+    for (n = 1; n <= 3 * MB; n++) {
+        a = (unsigned char *)hk_buddy_malloc(h, n);
+        assert_int_equal(hk_buddy_usable_size(h, a), n);
+        memset(a, 0x5A, n);
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        hk_buddy_free(h, a);
+    }
+    assert_int_equal(atomic_load(&log.count), 0);
+    a = (unsigned char *)hk_buddy_malloc(h, 20);
+    a[20] ^= 0xFFu;
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_CANARY);
+    q = (unsigned char *)hk_buddy_realloc(h, a, 24);
+    expect_error(&log, 1, HK_ERR_CORRUPT, a);
+    assert_ptr_equal(q, a); /* same block: the realloc went on */
+    assert_int_equal(hk_buddy_usable_size(h, q), 24);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK); /* the new canary is whole */
+    q[24] = 0;
+    hk_buddy_free(h, q);
+    expect_error(&log, 2, HK_ERR_CORRUPT, q);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    assert_int_equal(stats_of(h).used_granted, 0);
+    exercise_after_damage(h, NULL);
+}
+#endif
+
 #endif
 
 static void test_huge_and_zero_requests(void **state)
@@ -1379,6 +1453,10 @@ int main(void)
         cmocka_unit_test(test_overflow_into_used_neighbour),
         cmocka_unit_test(test_write_after_free_then_malloc),
         cmocka_unit_test(test_damaged_links_in_list),
+#endif
+#if HK_HARDENING >= 2
+        cmocka_unit_test(test_poison_checked_when_handed_out),
+        cmocka_unit_test(test_canary_checked_on_free_and_realloc),
 #endif
         cmocka_unit_test(test_huge_and_zero_requests),
         cmocka_unit_test(test_uniform_interface),
