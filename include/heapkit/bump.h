@@ -25,7 +25,7 @@ void hk_bump_free(hk_bump_t *heap, void *ptr);
 size_t hk_bump_usable_size(hk_bump_t *heap, const void *ptr);
 void hk_bump_get_stats(hk_bump_t *heap, hk_stats_t *out);
 void hk_bump_walk(hk_bump_t *heap, hk_walk_fn visit, void *ctx);
-int hk_bump_check(hk_bump_t *heap);
+hk_check_t hk_bump_check(hk_bump_t *heap);
 int hk_bump_owns(const hk_bump_t *heap, const void *ptr);
 
 #ifdef __cplusplus
