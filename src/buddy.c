@@ -554,7 +554,9 @@ BUDDY_HOT void merge_up(hk_buddy_t *h, size_t idx, unsigned k)
         half <<= 1;
         fk++;
     }
-    h->heap.stats.coalesce_count += fk - fk0;
+    if (fk != fk0) {
+        h->heap.stats.coalesce_count += fk - fk0;
+    }
     c[idx] = (unsigned char)fk;
     push(h, &h->global, fk & CTRL_ORDER, base + (idx << shift));
 }
@@ -607,16 +609,15 @@ BUDDY_HOT buddy_link_t self_link(buddy_link_t *x)
  * found those lists empty, so each half becomes its list's only node without
  * reading anything.
  */
-BUDDY_HOT void split_fresh(hk_buddy_t *h, unsigned char *b, size_t idx, unsigned j, unsigned k)
+BUDDY_HOT void split_fresh(hk_buddy_t *h, unsigned char *b, unsigned char *cp, unsigned j, unsigned k)
 {
-    unsigned char *cp = h->cb + idx;
     buddy_link_t *s = h->global.head + j;
     buddy_link_t *stop = h->global.head + k;
     size_t bytes = block_bytes(h, j);
     size_t half = span(j);
     unsigned fk = head(CTRL_FREE, j);
     HK_ASSERT((h->global.map & order_range(k, j)) == 0);
-    h->global.map |= order_range(k, j);
+    h->global.map |= order_bit(j) - order_bit(k); /* bits k..j-1 */
     h->heap.stats.split_count += j - k;
     while (s != stop) {
         buddy_link_t *u;
@@ -645,10 +646,10 @@ static void split_used(hk_buddy_t *h, size_t idx, unsigned k, unsigned want)
     }
 }
 
-/* Mark block b (order k) used and count it; usable is what usable_size will say. */
-BUDDY_HOT void *hand_out(hk_buddy_t *h, void *b, size_t idx, unsigned k, size_t usable)
+/* Mark block b (order k, control byte *cp) used and count it; usable is what usable_size will say. */
+BUDDY_HOT void *hand_out(hk_buddy_t *h, void *b, unsigned char *cp, unsigned k, size_t usable)
 {
-    h->cb[idx] = head(CTRL_USED, k);
+    *cp = head(CTRL_USED, k);
     take_free_bytes(h, block_bytes(h, k));
     grant(h, usable);
     h->heap.stats.alloc_count++;
@@ -703,7 +704,7 @@ static unsigned char *take_block(hk_buddy_t *h, unsigned k, size_t *idx)
         }
         if (b != NULL) {
             if (j > k) {
-                split_fresh(h, (unsigned char *)b, *idx, j, k);
+                split_fresh(h, (unsigned char *)b, h->cb + *idx, j, k);
             }
             return (unsigned char *)b;
         }
@@ -729,10 +730,10 @@ BUDDY_COLD void *alloc_slow(hk_buddy_t *h, size_t requested, unsigned k)
             continue;
         }
         set_canary(b, block_bytes(h, k), requested);
-        return hand_out(h, b, idx, k, requested);
+        return hand_out(h, b, h->cb + idx, k, requested);
 #else
         (void)requested;
-        return hand_out(h, b, idx, k, block_bytes(h, k));
+        return hand_out(h, b, h->cb + idx, k, block_bytes(h, k));
 #endif
     }
     return NULL;
@@ -752,7 +753,7 @@ BUDDY_COLD void *alloc_parked(hk_buddy_t *h, size_t requested, unsigned k)
         return alloc_slow(h, requested, k);
     }
     h->slack[k]++;
-    return hand_out(h, b, idx, k, block_bytes(h, k));
+    return hand_out(h, b, h->cb + idx, k, block_bytes(h, k));
 }
 
 BUDDY_HOT void *alloc(hk_buddy_t *h, size_t requested, unsigned k)
@@ -760,6 +761,7 @@ BUDDY_HOT void *alloc(hk_buddy_t *h, size_t requested, unsigned k)
     uint32_t fit;
     unsigned j;
     size_t idx;
+    unsigned char *cp;
     buddy_link_t *b;
     if (k > h->top) {
         return NULL;
@@ -779,10 +781,11 @@ BUDDY_HOT void *alloc(hk_buddy_t *h, size_t requested, unsigned k)
     if (b == NULL) {
         return alloc_slow(h, requested, k);
     }
+    cp = h->cb + idx;
     if (j > k) {
-        split_fresh(h, (unsigned char *)b, idx, j, k);
+        split_fresh(h, (unsigned char *)b, cp, j, k);
     }
-    return hand_out(h, b, idx, k, block_bytes(h, k));
+    return hand_out(h, b, cp, k, block_bytes(h, k));
 }
 
 /* Largest atom count n such that n control bytes from ctrl_lo, then base, then n atoms fit below hi. */
