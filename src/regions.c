@@ -20,15 +20,24 @@
  * O(log regions) plus the sub-heap's cost; add and remove O(regions)
  * (the slots shift); get_stats, walk and check visit every region.
  *
- * Statistics are exact. After each sub-heap call the regions heap adds the
- * change in the sub-heap's counters to its own, and its low- and high-water
- * marks (min_ever_free, peak_used) are those of the sums, also while a
- * realloc moving inside a region or between regions holds both blocks. fail_count and
- * realloc_count are the regions heap's own (a sub-heap that cannot serve a
- * request is no failure while another one can); free_blocks and the
- * largest/smallest free block come from the sub-heaps' get_stats. Adding a
- * region raises capacity, free_bytes and min_ever_free by its free bytes;
- * removing one lowers them again (the mark never above free_bytes).
+ * Statistics. get_stats adds up the sub-heaps' own get_stats (capacity,
+ * free and used bytes, block counts, alloc/free/split/coalesce counts; the
+ * largest and smallest free block are the extremes) and adds the regions
+ * heap's own counters: fail_count and realloc_count (a sub-heap that cannot
+ * serve a request is no failure while another one can), error_count (a
+ * sub-heap's reports reach the regions heap's hooks and are counted there),
+ * the cumulative counts of removed regions, and the low-water mark of the
+ * summed free bytes, min_ever_free, with peak_used = capacity -
+ * min_ever_free. The sub-heaps' statistics are only read, never rewritten.
+ * The handle's stats keep what ports read between calls: capacity,
+ * free_bytes and used_granted (the sums, moved after each sub-heap call by
+ * that sub-heap's change) and the mark. The mark is taken after each
+ * sub-heap call, and inside one when that sub-heap's own mark shows it went
+ * lower (a realloc moving a block inside it holds both copies for a moment);
+ * a dip inside a sub-heap that stays above that sub-heap's earlier low is
+ * seen at the level the call ended at. Adding a region raises capacity,
+ * free_bytes and min_ever_free by its free bytes; removing one lowers them
+ * again (the mark never above free_bytes).
  *
  * Overhead: the control struct plus 3 words per slot, and each region's own
  * sub-heap control data.
