@@ -224,9 +224,6 @@ BUDDY_HOT size_t span(unsigned k) { return (size_t)1 << k; }
 
 BUDDY_HOT uint32_t order_bit(unsigned k) { return (uint32_t)1u << k; }
 
-/* Bits k..j-1 of an order map (k <= j <= 31). */
-BUDDY_HOT uint32_t order_range(unsigned k, unsigned j) { return (order_bit(j) - 1u) & ~(order_bit(k) - 1u); }
-
 BUDDY_HOT size_t block_bytes(const hk_buddy_t *h, unsigned k) { return (size_t)1 << (h->shift + k); }
 
 BUDDY_HOT unsigned char *block_at(const hk_buddy_t *h, size_t idx) { return h->base + (idx << h->shift); }
@@ -637,7 +634,7 @@ BUDDY_HOT void split_fresh(hk_buddy_t *h, unsigned char *b, unsigned char *cp, u
     size_t bytes = block_bytes(h, j);
     size_t half = span(j);
     unsigned fk = head(CTRL_FREE, j);
-    HK_ASSERT((h->global.map & order_range(k, j)) == 0);
+    HK_ASSERT((h->global.map & (order_bit(j) - order_bit(k))) == 0);
     h->global.map |= order_bit(j) - order_bit(k); /* bits k..j-1 */
     h->heap.stats.split_count += j - k;
     while (s != stop) {
