@@ -14,6 +14,18 @@
 #define MB ((size_t)HK_BUDDY_MIN_BLOCK)
 #define STORAGE (256u * 1024u)
 
+/*
+ * HK_HARDENING >= 2 keeps a canary room and the requested size (one size_t)
+ * in every used block (src/buddy.c), and usable_size is the requested size.
+ */
+#define EXTRA ((size_t)(HK_HARDENING >= 2 ? 4u + sizeof(size_t) : 0u))
+
+/* The largest request a block of `bytes` bytes serves. */
+static size_t fill(size_t bytes) { return bytes - EXTRA; }
+
+/* usable_size of the block of `bytes` bytes that serves request req. */
+static size_t usable_of(size_t bytes, size_t req) { return HK_HARDENING >= 2 ? req : bytes; }
+
 /* Backing store; arenas are carved out of it at chosen offsets from a 4 KiB boundary. */
 static unsigned char storage[STORAGE + 8192];
 
@@ -74,6 +86,7 @@ static hk_stats_t assert_back_to_start(hk_buddy_t *h, const hk_stats_t *init, wa
     return s;
 }
 
+#if HK_HARDENING >= 1
 /* Stats equal except for the misuse counter, which moved by `errors`. */
 static void assert_stats_unchanged(const hk_stats_t *before, hk_buddy_t *h, size_t errors)
 {
@@ -81,6 +94,7 @@ static void assert_stats_unchanged(const hk_stats_t *before, hk_buddy_t *h, size
     assert_int_equal(now.error_count, before->error_count + errors);
     assert_stats_equal_but(&now, before, error_count);
 }
+#endif
 
 static unsigned char *first_block(hk_buddy_t *h)
 {
@@ -184,7 +198,7 @@ static void test_smallest_arena_holds_one_block(void **state)
 
     assert_int_equal(s.capacity, MB);
     assert_int_equal(s.free_blocks, 1);
-    p = hk_buddy_malloc(h, MB);
+    p = hk_buddy_malloc(h, fill(MB));
     assert_non_null(p);
     assert_null(hk_buddy_malloc(h, 1));
     assert_int_equal(stats_of(h).fail_count, 1);
@@ -214,7 +228,7 @@ static void test_split_orders(void **state)
     assert_int_equal(s.free_blocks, 6);
     assert_int_equal(s.largest_free, 32 * MB);
     assert_int_equal(s.smallest_free, MB);
-    assert_int_equal(hk_buddy_usable_size(h, a), MB);
+    assert_int_equal(hk_buddy_usable_size(h, a), usable_of(MB, 1));
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* One block per order, lowest address first, each twice the one before. */
@@ -229,22 +243,23 @@ static void test_split_orders(void **state)
     }
     walk_release(&w);
 
-    b = (unsigned char *)hk_buddy_malloc(h, MB); /* exact fit: the order-0 buddy */
+    b = (unsigned char *)hk_buddy_malloc(h, fill(MB)); /* exact fit: the order-0 buddy */
     assert_ptr_equal(b, base + MB);
     d = (unsigned char *)hk_buddy_malloc(h, 3 * MB); /* order 2 block exists */
     assert_ptr_equal(d, base + 4 * MB);
-    assert_int_equal(hk_buddy_usable_size(h, d), 4 * MB);
+    assert_int_equal(hk_buddy_usable_size(h, d), usable_of(4 * MB, 3 * MB));
     assert_int_equal(stats_of(h).split_count, 6);
     e = (unsigned char *)hk_buddy_malloc(h, MB + 1); /* order 1 exists too */
     assert_ptr_equal(e, base + 2 * MB);
-    f = (unsigned char *)hk_buddy_malloc(h, 2 * MB); /* order 1 again: split the order-3 block */
+    f = (unsigned char *)hk_buddy_malloc(h, fill(2 * MB)); /* order 1 again: split the order-3 block */
     assert_ptr_equal(f, base + 8 * MB);
     s = stats_of(h);
     assert_int_equal(s.split_count, 8);
     assert_int_equal(s.smallest_free, 2 * MB);
-    assert_int_equal(s.used_granted, MB + MB + 2 * MB + 4 * MB + 2 * MB);
+    assert_int_equal(s.used_granted, usable_of(MB, 1) + usable_of(MB, fill(MB)) + usable_of(2 * MB, MB + 1) +
+                                         usable_of(4 * MB, 3 * MB) + usable_of(2 * MB, fill(2 * MB)));
     assert_int_equal(s.used_requested, s.used_granted);
-    assert_int_equal(s.free_bytes, 64 * MB - s.used_granted);
+    assert_int_equal(s.free_bytes, 64 * MB - (MB + MB + 2 * MB + 4 * MB + 2 * MB));
     assert_int_equal(hk_buddy_check(h), 0);
 
     hk_buddy_free(h, a);
@@ -387,7 +402,7 @@ static void test_odd_arenas_fully_used(void **state)
                 blocks = (void **)malloc(atoms * sizeof(void *));
                 assert_non_null(blocks);
                 for (k = 0; k < atoms; k++) {
-                    blocks[k] = hk_buddy_malloc(h, mb);
+                    blocks[k] = hk_buddy_malloc(h, fill(mb));
                     assert_non_null(blocks[k]);
                     assert_int_equal((uintptr_t)blocks[k] % HK_ALIGN, 0);
                 }
@@ -413,74 +428,74 @@ static void realloc_in_place(int lazy)
     hk_stats_t s;
     unsigned char *p, *q, *a, *b;
 
-    p = (unsigned char *)hk_buddy_malloc(h, MB);
-    fill_pattern(p, MB, 1);
+    p = (unsigned char *)hk_buddy_malloc(h, fill(MB));
+    fill_pattern(p, fill(MB), 1);
     s = stats_of(h);
 
     /* Grow: p is the lower buddy and atoms 1..3 are free, so it absorbs them. */
     q = (unsigned char *)hk_buddy_realloc(h, p, 3 * MB);
     assert_ptr_equal(q, p);
-    assert_int_equal(hk_buddy_usable_size(h, q), 4 * MB);
+    assert_int_equal(hk_buddy_usable_size(h, q), usable_of(4 * MB, 3 * MB));
     assert_int_equal(stats_of(h).coalesce_count, s.coalesce_count + 2);
     assert_int_equal(stats_of(h).free_blocks, s.free_blocks - 2);
-    assert_int_equal(stats_of(h).used_granted, 4 * MB);
+    assert_int_equal(stats_of(h).used_granted, usable_of(4 * MB, 3 * MB));
     assert_int_equal(stats_of(h).realloc_count, 1);
-    assert_pattern(q, MB, 1);
+    assert_pattern(q, fill(MB), 1);
     assert_int_equal(hk_buddy_check(h), 0);
-    fill_pattern(q, 4 * MB, 2);
+    fill_pattern(q, 3 * MB, 2);
 
-    q = (unsigned char *)hk_buddy_realloc(h, q, 16 * MB);
+    q = (unsigned char *)hk_buddy_realloc(h, q, fill(16 * MB));
     assert_ptr_equal(q, p);
-    assert_pattern(q, 4 * MB, 2);
+    assert_pattern(q, 3 * MB, 2);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* Same order: nothing moves. */
     assert_ptr_equal(hk_buddy_realloc(h, q, 9 * MB), p);
-    assert_int_equal(hk_buddy_usable_size(h, q), 16 * MB);
+    assert_int_equal(hk_buddy_usable_size(h, q), usable_of(16 * MB, 9 * MB));
 
     /* Shrink: the upper halves go back to the free lists. */
     s = stats_of(h);
-    q = (unsigned char *)hk_buddy_realloc(h, q, MB);
+    q = (unsigned char *)hk_buddy_realloc(h, q, fill(MB));
     assert_ptr_equal(q, p);
-    assert_int_equal(hk_buddy_usable_size(h, q), MB);
+    assert_int_equal(hk_buddy_usable_size(h, q), usable_of(MB, fill(MB)));
     assert_int_equal(stats_of(h).split_count, s.split_count + 4);
     assert_int_equal(stats_of(h).free_blocks, s.free_blocks + 4);
     assert_int_equal(stats_of(h).free_bytes, 63 * MB);
-    assert_pattern(q, MB, 2);
+    assert_pattern(q, fill(MB), 2);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* The buddy is in use: growing must move, keeping the content. */
-    b = (unsigned char *)hk_buddy_malloc(h, MB);
+    b = (unsigned char *)hk_buddy_malloc(h, fill(MB));
     assert_ptr_equal(b, p + MB);
-    fill_pattern(b, MB, 3);
-    a = (unsigned char *)hk_buddy_realloc(h, q, 2 * MB);
+    fill_pattern(b, fill(MB), 3);
+    a = (unsigned char *)hk_buddy_realloc(h, q, fill(2 * MB));
     assert_non_null(a);
     assert_ptr_not_equal(a, p);
-    assert_pattern(a, MB, 2);
-    assert_int_equal(hk_buddy_usable_size(h, a), 2 * MB);
+    assert_pattern(a, fill(MB), 2);
+    assert_int_equal(hk_buddy_usable_size(h, a), usable_of(2 * MB, fill(2 * MB)));
     assert_int_equal(stats_of(h).used_blocks, 2);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* b is the upper buddy of its pair: it cannot grow in place either. */
-    q = (unsigned char *)hk_buddy_realloc(h, b, 2 * MB);
+    q = (unsigned char *)hk_buddy_realloc(h, b, fill(2 * MB));
     assert_non_null(q);
     assert_ptr_not_equal(q, b);
-    assert_pattern(q, MB, 3);
+    assert_pattern(q, fill(MB), 3);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* Too big: NULL, the block and its content stay. */
     s = stats_of(h);
     assert_null(hk_buddy_realloc(h, q, 64 * MB));
     assert_int_equal(stats_of(h).fail_count, s.fail_count + 1);
-    assert_int_equal(hk_buddy_usable_size(h, q), 2 * MB);
-    assert_pattern(q, MB, 3);
+    assert_int_equal(hk_buddy_usable_size(h, q), usable_of(2 * MB, fill(2 * MB)));
+    assert_pattern(q, fill(MB), 3);
 
     /* realloc(p, 0) frees, realloc(NULL, n) allocates. */
     assert_null(hk_buddy_realloc(h, q, 0));
     assert_int_equal(stats_of(h).used_blocks, 1);
-    q = (unsigned char *)hk_buddy_realloc(h, NULL, 5);
+    q = (unsigned char *)hk_buddy_realloc(h, NULL, 3);
     assert_non_null(q);
-    assert_int_equal(hk_buddy_usable_size(h, q), MB);
+    assert_int_equal(hk_buddy_usable_size(h, q), usable_of(MB, 3));
     hk_buddy_free(h, q);
     hk_buddy_free(h, a);
     s = stats_of(h);
@@ -526,7 +541,7 @@ static void test_aligned_alloc(void **state)
             void *p = hk_buddy_aligned_alloc(h, a, 10);
             assert_non_null(p);
             assert_int_equal((uintptr_t)p % a, 0);
-            assert_true(hk_buddy_usable_size(h, p) >= (a > 10 ? a : 10));
+            assert_true(hk_buddy_usable_size(h, p) >= 10);
             hk_buddy_free(h, p);
         }
         assert_int_equal(stats_of(h).fail_count, 0);
@@ -561,7 +576,7 @@ static void test_lazy_delay2_rules(void **state)
     (void)state;
 
     for (i = 0; i < 4; i++) {
-        p[i] = (unsigned char *)hk_buddy_malloc(h, MB); /* atoms 0..3, A = 4 */
+        p[i] = (unsigned char *)hk_buddy_malloc(h, fill(MB)); /* atoms 0..3, A = 4 */
     }
     assert_ptr_equal(p[3], p[0] + 3 * MB);
     s = stats_of(h);
@@ -582,7 +597,7 @@ static void test_lazy_delay2_rules(void **state)
     walk_release(&w);
 
     /* A locally free block of the exact order is reused first, without splitting. */
-    r = (unsigned char *)hk_buddy_malloc(h, MB);
+    r = (unsigned char *)hk_buddy_malloc(h, fill(MB));
     assert_ptr_equal(r, p[0]);
     assert_int_equal(stats_of(h).split_count, s.split_count);
     hk_buddy_free(h, r); /* D = 2 again: local */
@@ -613,19 +628,29 @@ static int walk_has_block_of(hk_buddy_t *h, size_t size)
     return found;
 }
 
-/* Locally free blocks are flushed and coalesced before an allocation fails. */
-static void test_lazy_flush_before_failing(void **state)
+/*
+ * Lazy mode bounds the merging one call does. An allocation that finds no
+ * block merges one parked block (HK_BUDDY_LAZY_FLUSH) and may fail where
+ * merging all of them at once would have served it: that is O(parked
+ * blocks) work in one call, which is what is bounded away. Repeated requests
+ * get there, each call merging at most one chain (top merges); a free merges
+ * at most two chains (DELAY-2). Once every block is freed the heap is whole.
+ */
+static void test_lazy_merges_are_bounded(void **state)
 {
+    enum { TOP = 6 }; /* 64 atoms */
     hk_buddy_config_t c = config(0, 1);
     hk_buddy_t *h = heap_with_atoms(64, &c);
     unsigned char *p[64];
-    unsigned char *big;
+    unsigned char *big = NULL;
     hk_stats_t s;
+    size_t calls = 0;
     int i;
     (void)state;
 
     for (i = 0; i < 64; i++) {
-        p[i] = (unsigned char *)hk_buddy_malloc(h, MB);
+        p[i] = (unsigned char *)hk_buddy_malloc(h, fill(MB));
+        assert_non_null(p[i]);
     }
     /* Free the upper half with plenty of slack: all of it stays locally free. */
     for (i = 32; i < 64; i++) {
@@ -638,17 +663,25 @@ static void test_lazy_flush_before_failing(void **state)
     assert_int_equal(s.largest_free, MB);
     assert_false(walk_has_block_of(h, 2 * MB));
 
-    big = (unsigned char *)hk_buddy_malloc(h, 32 * MB);
+    while (big == NULL) {
+        size_t before = stats_of(h).coalesce_count;
+        big = (unsigned char *)hk_buddy_malloc(h, fill(32 * MB));
+        assert_true(stats_of(h).coalesce_count - before <= TOP);
+        assert_int_equal(hk_buddy_check(h), 0);
+        assert_true(++calls <= 32);
+    }
+    assert_true(calls > 1); /* the first request did not merge all 32 parked blocks */
     assert_ptr_equal(big, p[32]);
     s = stats_of(h);
     assert_int_equal(s.coalesce_count, 31);
-    assert_int_equal(s.fail_count, 0);
+    assert_int_equal(s.fail_count, calls - 1);
     assert_int_equal(s.free_blocks, 0);
-    assert_int_equal(hk_buddy_check(h), 0);
 
     hk_buddy_free(h, big);
     for (i = 0; i < 32; i++) {
+        size_t before = stats_of(h).coalesce_count;
         hk_buddy_free(h, p[i]);
+        assert_true(stats_of(h).coalesce_count - before <= 2 * TOP);
         assert_int_equal(hk_buddy_check(h), 0);
     }
     s = stats_of(h);
@@ -656,6 +689,63 @@ static void test_lazy_flush_before_failing(void **state)
     assert_int_equal(s.largest_free, 64 * MB);
 }
 
+/* Lazy mode, random sizes and order, many blocks parked at times: freeing everything leaves the heap whole. */
+static void test_lazy_fully_coalesced_when_empty(void **state)
+{
+    enum { N = 600 };
+    static void *live[N];
+    hk_buddy_config_t c = config(0, 1);
+    hk_buddy_t *h = hk_buddy_init(arena_at(0), 64 * 1024, &c, NULL);
+    hk_stats_t init = stats_of(h);
+    walk_log_t w0 = walk_of(h);
+    size_t round;
+    (void)state;
+    rng_state = 2024u;
+    for (round = 0; round < 20; round++) {
+        size_t n = 0;
+        size_t i;
+        size_t parked_max = 0;
+        while (n < N) {
+            live[n] = hk_buddy_malloc(h, 1 + rng() % (rng() % 4 == 0 ? 2000u : 100u));
+            if (live[n] == NULL) {
+                break;
+            }
+            n++;
+        }
+        /* Free in random order, every third one reallocated once in between. */
+        for (i = n; i > 1; i--) {
+            size_t j = rng() % i;
+            void *t = live[j];
+            live[j] = live[i - 1];
+            live[i - 1] = t;
+        }
+        for (i = 0; i < n; i++) {
+            hk_stats_t s;
+            hk_buddy_free(h, live[i]);
+            if (i % 3 == 0 && i + 1 < n) {
+                void *q = hk_buddy_malloc(h, 1 + rng() % 64u);
+                if (q != NULL) {
+                    hk_buddy_free(h, q);
+                }
+            }
+            s = stats_of(h);
+            /* Free blocks the lists hold beyond what full merging would leave: parked ones, among others. */
+            parked_max = s.free_blocks > parked_max ? s.free_blocks : parked_max;
+        }
+        assert_true(parked_max > 1);
+        {
+            hk_stats_t s = stats_of(h);
+            walk_log_t w = walk_of(h);
+            assert_int_equal(hk_buddy_check(h), 0);
+            assert_same_shape(&s, &init);
+            assert_same_walk(&w0, &w);
+            walk_release(&w);
+        }
+    }
+    walk_release(&w0);
+}
+
+#if HK_HARDENING >= 1 /* level 0 checks nothing: misuse is undefined behaviour there */
 static void misuse(int lazy)
 {
     hk_buddy_config_t c = config(0, lazy);
@@ -672,9 +762,9 @@ static void misuse(int lazy)
     static const unsigned char bad_p[] = {0x80u | 0x42u, 0x43u, 0x41u, 0x1Fu | 0x40u, 0x02u};
 
     record_errors(hk_buddy_heap(h), &log);
-    p = (unsigned char *)hk_buddy_malloc(h, 4 * MB); /* atoms 0..3, order 2 */
-    q = (unsigned char *)hk_buddy_malloc(h, MB);     /* atom 4 */
-    r = (unsigned char *)hk_buddy_malloc(h, MB);     /* atom 5 */
+    p = (unsigned char *)hk_buddy_malloc(h, fill(4 * MB)); /* atoms 0..3, order 2 */
+    q = (unsigned char *)hk_buddy_malloc(h, fill(MB));     /* atom 4 */
+    r = (unsigned char *)hk_buddy_malloc(h, fill(MB));     /* atom 5 */
     assert_ptr_equal(p, base);
     assert_ptr_equal(q, base + 4 * MB);
     assert_ptr_equal(r, base + 5 * MB);
@@ -789,7 +879,7 @@ static void test_misuse_lazy(void **state)
     h = heap_with_atoms(64, &c);
     record_errors(hk_buddy_heap(h), &log);
     for (i = 0; i < 4; i++) {
-        p[i] = hk_buddy_malloc(h, MB);
+        p[i] = hk_buddy_malloc(h, fill(MB));
     }
     hk_buddy_free(h, p[1]); /* D = 4: stays local */
     s = stats_of(h);
@@ -798,6 +888,8 @@ static void test_misuse_lazy(void **state)
     assert_int_equal(hk_buddy_check(h), 0);
     assert_stats_unchanged(&s, h, 1);
 }
+
+#endif
 
 /* check() names the broken invariant; each breakage is undone afterwards. */
 static void test_check_detects_broken_invariants(void **state)
@@ -809,37 +901,340 @@ static void test_check_detects_broken_invariants(void **state)
     unsigned char saved[2 * sizeof(void *)];
     (void)state;
 
-    a = (unsigned char *)hk_buddy_malloc(h, MB);
-    b = (unsigned char *)hk_buddy_malloc(h, MB);
+    a = (unsigned char *)hk_buddy_malloc(h, fill(MB));
+    b = (unsigned char *)hk_buddy_malloc(h, fill(MB));
     hk_buddy_free(h, a); /* a is globally free, its buddy b is used */
     assert_int_equal(hk_buddy_check(h), 0);
     cb = ctrl_byte(h, MB, b);
 
     *cb = 0x20u; /* b marked globally free: two free buddies not merged */
-    assert_int_equal(hk_buddy_check(h), 2);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_UNMERGED);
     *cb = 0x60u; /* b marked locally free in an eager heap */
-    assert_int_equal(hk_buddy_check(h), 3);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_STATE);
     *cb = 0x00u; /* b's head erased */
-    assert_int_equal(hk_buddy_check(h), 1);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_STATE);
+    *cb = 0x41u; /* b (atom 1) given order 1: not a multiple of its size */
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_ALIGN);
     *cb = 0x40u;
-    assert_int_equal(hk_buddy_check(h), 0);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    cb = ctrl_byte(h, MB, a);
+    *cb = 0x21u; /* free a given order 1: b's head lies inside it */
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_NEIGHBOUR);
+    *cb = 0x20u;
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
 
     links = a; /* use after free: a's list links overwritten */
     memcpy(saved, links, sizeof(saved));
     memset(links, 0, sizeof(void *));
     memset(links + sizeof(void *), 0x5A, sizeof(void *));
-    assert_int_equal(hk_buddy_check(h), 4);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_LINK);
     memcpy(links, saved, sizeof(saved));
-    assert_int_equal(hk_buddy_check(h), 0);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
 
-    u->stats.free_blocks++;
-    assert_int_equal(hk_buddy_check(h), 7);
-    u->stats.free_blocks--;
-    u->stats.used_granted += MB;
-    assert_int_equal(hk_buddy_check(h), 7);
-    u->stats.used_granted -= MB;
-    assert_int_equal(hk_buddy_check(h), 0);
+    /* The counters kept per call must agree with the blocks. */
+    assert_check_notices(u, &u->stats.free_bytes, MB);
+    assert_check_notices(u, &u->stats.used_granted, MB);
+    assert_check_notices(u, &u->stats.split_count, 1);
+    assert_check_notices(u, &u->stats.alloc_count, 1);
+    assert_check_notices(u, &u->stats.min_ever_free, 64 * MB);
+    assert_check_notices(u, &u->stats.capacity, MB);
 }
+
+#if HK_HARDENING >= 1
+
+/* Flip n bytes at p: whatever they held, they hold something else now (a stray write). */
+static void scribble(unsigned char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        p[i] ^= 0xFFu;
+    }
+}
+
+/*
+ * After a damage was reported: fill the heap with blocks of mixed sizes,
+ * writing every usable byte; no two may overlap, nor touch the block taken
+ * out of service (lost, may be NULL); then free them all, and check() must
+ * pass: the heap stays usable and consistent.
+ */
+static void exercise_after_damage(hk_buddy_t *h, const unsigned char *lost)
+{
+    enum { N = 256 };
+    static unsigned char *p[N];
+    static size_t len[N];
+    size_t n = 0;
+    size_t fails = 0;
+    size_t i, j;
+    rng_state = 4242u;
+    while (n < N && fails < 8) {
+        size_t req = 1 + rng() % (3 * MB);
+        unsigned char *q = (unsigned char *)hk_buddy_malloc(h, req);
+        if (q == NULL) {
+            fails++;
+            continue;
+        }
+        len[n] = hk_buddy_usable_size(h, q);
+        assert_true(len[n] >= req);
+        memset(q, 0x33, len[n]);
+        p[n++] = q;
+    }
+    assert_true(n > 4);
+    for (i = 0; i < n; i++) {
+        assert_true(lost == NULL || p[i] + len[i] <= lost || lost + MB <= p[i]);
+        for (j = i + 1; j < n; j++) {
+            assert_true(p[i] + len[i] <= p[j] || p[j] + len[j] <= p[i]);
+        }
+    }
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    for (i = 0; i < n; i++) {
+        hk_buddy_free(h, p[i]);
+    }
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    assert_int_equal(stats_of(h).used_blocks, 0);
+}
+
+/*
+ * An overflow of 1..16 bytes past usable_size into the next block, a free
+ * one: at level 1 its list links are hit, and freeing the overflowing block
+ * (whose buddy it is) must not merge through them; at level 2 the canary
+ * after the request is hit first and free reports it. Either way the error
+ * hook fires, the heap stays usable and nothing overlaps.
+ */
+static void overflow_into_free_neighbour(int lazy)
+{
+    size_t n;
+    for (n = 1; n <= 16; n++) {
+        hk_buddy_config_t c = config(0, lazy);
+        hk_buddy_t *h = heap_with_atoms(64, &c);
+        error_log_t log;
+        /* Level 2: a request whose canary is 16 bytes long, so the size word after it stays intact. */
+        size_t req = HK_HARDENING >= 2 ? 2 * MB - sizeof(size_t) - 16 : MB;
+        unsigned char *a;
+        unsigned char *next;
+        record_errors(hk_buddy_heap(h), &log);
+        a = (unsigned char *)hk_buddy_malloc(h, req);
+        next = a + (HK_HARDENING >= 2 ? 2 * MB : MB); /* a's buddy: free */
+        assert_ptr_equal(a, first_block(h));
+        assert_int_equal(hk_buddy_usable_size(h, a), usable_of(next - a, req));
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        scribble(a + hk_buddy_usable_size(h, a), n);
+        /* check() sees it before any call does. */
+        if (HK_HARDENING >= 2) {
+            assert_int_equal(hk_buddy_check(h), HK_CHECK_CANARY);
+        } else {
+            assert_int_not_equal(hk_buddy_check(h), HK_CHECK_OK);
+        }
+        hk_buddy_free(h, a);
+        assert_true(atomic_load(&log.count) >= 1);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        exercise_after_damage(h, HK_HARDENING < 2 ? next : NULL);
+    }
+}
+
+static void test_overflow_into_free_neighbour(void **state)
+{
+    (void)state;
+    overflow_into_free_neighbour(0);
+    overflow_into_free_neighbour(1);
+}
+
+/*
+ * The same overflow into a used neighbour. A buddy keeps no in-band header,
+ * so at level 1 nothing of the allocator's is hit (the neighbour's payload
+ * is the caller's problem) and nothing is reported; the heap stays
+ * consistent. At level 2 the canary after the request catches it on free.
+ */
+static void test_overflow_into_used_neighbour(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= 16; n++) {
+        hk_buddy_config_t c = config(0, 0);
+        hk_buddy_t *h = heap_with_atoms(64, &c);
+        error_log_t log;
+        size_t req = HK_HARDENING >= 2 ? 2 * MB - sizeof(size_t) - 16 : MB;
+        unsigned char *a;
+        unsigned char *b;
+        record_errors(hk_buddy_heap(h), &log);
+        a = (unsigned char *)hk_buddy_malloc(h, req);
+        b = (unsigned char *)hk_buddy_malloc(h, req);
+        assert_ptr_equal(b, a + (HK_HARDENING >= 2 ? 2 * MB : MB));
+        scribble(a + hk_buddy_usable_size(h, a), n);
+        hk_buddy_free(h, a);
+        if (HK_HARDENING >= 2) {
+            expect_error(&log, 1, HK_ERR_CORRUPT, a);
+        } else {
+            assert_int_equal(atomic_load(&log.count), 0);
+        }
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        hk_buddy_free(h, b);
+        exercise_after_damage(h, NULL);
+    }
+}
+
+/*
+ * A write of 1..16 bytes at the start of a freed block (use after free),
+ * then a malloc of its size: the block is first on its list, its links are
+ * what the write hit, and malloc must not hand it out nor follow them. The
+ * hook fires, the block is taken out of service, another block is returned.
+ */
+static void write_after_free(int lazy)
+{
+    size_t n;
+    for (n = 1; n <= 16; n++) {
+        hk_buddy_config_t c = config(0, lazy);
+        hk_buddy_t *h = heap_with_atoms(64, &c);
+        error_log_t log;
+        unsigned char *a;
+        unsigned char *b;
+        unsigned char *q;
+        hk_stats_t s;
+        record_errors(hk_buddy_heap(h), &log);
+        a = (unsigned char *)hk_buddy_malloc(h, fill(MB));
+        b = (unsigned char *)hk_buddy_malloc(h, fill(MB)); /* a's buddy stays used: a cannot merge */
+        assert_ptr_equal(b, a + MB);
+        hk_buddy_free(h, a);
+        scribble(a, n);
+        assert_int_not_equal(hk_buddy_check(h), HK_CHECK_OK);
+        q = (unsigned char *)hk_buddy_malloc(h, fill(MB));
+        assert_non_null(q);
+        assert_ptr_not_equal(q, a);
+        expect_error(&log, 1, HK_ERR_CORRUPT, a);
+        s = stats_of(h);
+        assert_int_equal(s.used_blocks, 2);
+        assert_int_equal(s.free_bytes + 3 * MB, s.capacity); /* a is no longer free: lost */
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        hk_buddy_free(h, a); /* a lost block is no block to free */
+        assert_int_equal(atomic_load(&log.count), 2);
+        assert_int_equal(log.last, HK_ERR_CORRUPT);
+        hk_buddy_free(h, q);
+        hk_buddy_free(h, b);
+        exercise_after_damage(h, a);
+    }
+}
+
+static void test_write_after_free_then_malloc(void **state)
+{
+    (void)state;
+    write_after_free(0);
+    write_after_free(1);
+}
+
+/*
+ * A free block's links damaged in the middle of its list: freeing the block
+ * whose buddy it is must not unlink it through them (merge path), nor may a
+ * later push write through a damaged first node.
+ */
+static void test_damaged_links_in_list(void **state)
+{
+    hk_buddy_config_t c = config(0, 0);
+    hk_buddy_t *h = heap_with_atoms(64, &c);
+    error_log_t log;
+    unsigned char *p[8];
+    unsigned i;
+    (void)state;
+    record_errors(hk_buddy_heap(h), &log);
+    for (i = 0; i < 8; i++) {
+        p[i] = (unsigned char *)hk_buddy_malloc(h, fill(MB)); /* atoms 0..7 */
+    }
+    hk_buddy_free(h, p[1]);
+    hk_buddy_free(h, p[3]);
+    hk_buddy_free(h, p[5]); /* list 0: p5, p3, p1 */
+    scribble(p[3] + sizeof(void *), sizeof(void *)); /* p3's back link, in the middle of the list */
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_LINK);
+    hk_buddy_free(h, p[2]); /* p3 is its buddy */
+    expect_error(&log, 1, HK_ERR_CORRUPT, p[3]);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    scribble(p[2] + sizeof(void *), 1); /* p2 now first on list 0: its back link */
+    hk_buddy_free(h, p[7]); /* pushes onto list 0 through p2 */
+    expect_error(&log, 2, HK_ERR_CORRUPT, p[2]);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    hk_buddy_free(h, p[0]);
+    hk_buddy_free(h, p[4]);
+    hk_buddy_free(h, p[6]);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    /* p2 and p3 are out of service for good; everything else merged back. */
+    assert_int_equal(stats_of(h).used_blocks, 0);
+    assert_int_equal(stats_of(h).free_bytes, stats_of(h).capacity - 2 * MB);
+    assert_int_equal(atomic_load(&log.count), 2);
+    exercise_after_damage(h, p[2]);
+}
+
+#if HK_HARDENING >= 2
+/*
+ * Level 2: a write into a freed block beyond its links (use after free) is
+ * found in the poison when the block is handed out again; it is reported and
+ * taken out of service, and another block is returned. check() names it
+ * before that.
+ */
+static void test_poison_checked_when_handed_out(void **state)
+{
+    size_t off;
+    (void)state;
+    for (off = 2 * sizeof(void *); off < 2 * MB; off += 5) {
+        hk_buddy_config_t c = config(0, (int)(off & 1u));
+        hk_buddy_t *h = heap_with_atoms(64, &c);
+        error_log_t log;
+        unsigned char *a, *b, *q;
+        record_errors(hk_buddy_heap(h), &log);
+        a = (unsigned char *)hk_buddy_malloc(h, fill(2 * MB));
+        b = (unsigned char *)hk_buddy_malloc(h, fill(2 * MB)); /* keeps a from merging */
+        assert_ptr_equal(b, a + 2 * MB);
+        hk_buddy_free(h, a);
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        a[off] ^= 0x01u;
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_POISON);
+        q = (unsigned char *)hk_buddy_malloc(h, fill(2 * MB));
+        assert_non_null(q);
+        assert_ptr_not_equal(q, a);
+        expect_error(&log, 1, HK_ERR_CORRUPT, a);
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        hk_buddy_free(h, q);
+        hk_buddy_free(h, b);
+        exercise_after_damage(h, a);
+    }
+}
+
+/*
+ * Level 2: the canary right after the requested size is checked on free and
+ * on realloc (reported, the call goes on), and by check(); usable_size is the
+ * requested size, so writing all of it never trips the canary.
+ */
+static void test_canary_checked_on_free_and_realloc(void **state)
+{
+    hk_buddy_config_t c = config(0, 0);
+    hk_buddy_t *h = heap_with_atoms(64, &c);
+    error_log_t log;
+    unsigned char *a, *q;
+    size_t n;
+    (void)state;
+    record_errors(hk_buddy_heap(h), &log);
+    for (n = 1; n <= 3 * MB; n++) {
+        a = (unsigned char *)hk_buddy_malloc(h, n);
+        assert_int_equal(hk_buddy_usable_size(h, a), n);
+        memset(a, 0x5A, n);
+        assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+        hk_buddy_free(h, a);
+    }
+    assert_int_equal(atomic_load(&log.count), 0);
+    a = (unsigned char *)hk_buddy_malloc(h, 20);
+    a[20] ^= 0xFFu;
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_CANARY);
+    q = (unsigned char *)hk_buddy_realloc(h, a, 24);
+    expect_error(&log, 1, HK_ERR_CORRUPT, a);
+    assert_ptr_equal(q, a); /* same block: the realloc went on */
+    assert_int_equal(hk_buddy_usable_size(h, q), 24);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK); /* the new canary is whole */
+    q[24] = 0;
+    hk_buddy_free(h, q);
+    expect_error(&log, 2, HK_ERR_CORRUPT, q);
+    assert_int_equal(hk_buddy_check(h), HK_CHECK_OK);
+    assert_int_equal(stats_of(h).used_granted, 0);
+    exercise_after_damage(h, NULL);
+}
+#endif
+
+#endif
 
 static void test_huge_and_zero_requests(void **state)
 {
@@ -860,9 +1255,9 @@ static void test_huge_and_zero_requests(void **state)
     assert_non_null(a);
     assert_non_null(b);
     assert_ptr_not_equal(a, b);
-    assert_int_equal(hk_buddy_usable_size(h, a), MB);
+    assert_int_equal(hk_buddy_usable_size(h, a), usable_of(MB, 1)); /* level 2 serves malloc(0) as malloc(1) */
     assert_null(hk_buddy_realloc(h, a, SIZE_MAX));
-    assert_int_equal(hk_buddy_usable_size(h, a), MB);
+    assert_int_equal(hk_buddy_usable_size(h, a), usable_of(MB, 1));
     assert_int_equal(stats_of(h).fail_count, 5);
     hk_buddy_free(h, NULL);
     assert_int_equal(hk_buddy_usable_size(h, NULL), 0);
@@ -905,7 +1300,7 @@ static void test_uniform_interface(void **state)
     assert_non_null(p);
     assert_non_null(q);
     assert_true(hk_owns(u, p));
-    assert_int_equal(hk_usable_size(u, p), 128);
+    assert_int_equal(hk_usable_size(u, p), usable_of(128, 100));
     assert_int_equal(((unsigned char *)q)[299], 0);
     p = hk_realloc(u, p, 1000);
     assert_non_null(p);
@@ -915,7 +1310,8 @@ static void test_uniform_interface(void **state)
     assert_true(w.ordered);
     assert_int_equal(w.bytes, s.capacity);
     assert_int_equal(w.used, s.used_granted);
-    assert_int_equal(s.capacity, s.free_bytes + s.used_granted);
+    /* Level 2 grants the requested sizes; the blocks in use hold 512 + 1024 bytes. */
+    assert_int_equal(s.capacity, s.free_bytes + (HK_HARDENING >= 2 ? 1024 + 512 : s.used_granted));
     assert_int_equal(s.realloc_count, 1);
     hk_free(u, p);
     hk_free(u, q);
@@ -1016,7 +1412,7 @@ static void test_lazy_realloc_grows_into_parked_buddy(void **state)
     size_t lower = SIZE_MAX;
     (void)state;
     assert_non_null(b);
-    while (n < 512 && (blocks[n] = hk_buddy_malloc(b, 16)) != NULL) {
+    while (n < 512 && (blocks[n] = hk_buddy_malloc(b, fill(16))) != NULL) {
         n++;
     }
     /* blocks[i] at an even atom and blocks[i + 1] right above it are buddies */
@@ -1028,8 +1424,8 @@ static void test_lazy_realloc_grows_into_parked_buddy(void **state)
     }
     assert_true(lower != SIZE_MAX);
     hk_buddy_free(b, blocks[lower + 1]);
-    assert_ptr_equal(hk_buddy_realloc(b, blocks[lower], 32), blocks[lower]);
-    assert_int_equal(hk_buddy_usable_size(b, blocks[lower]), 32);
+    assert_ptr_equal(hk_buddy_realloc(b, blocks[lower], fill(32)), blocks[lower]);
+    assert_int_equal(hk_buddy_usable_size(b, blocks[lower]), usable_of(32, fill(32)));
     assert_int_equal(hk_buddy_check(b), 0);
 }
 
@@ -1045,10 +1441,23 @@ int main(void)
         cmocka_unit_test(test_realloc_in_place_lazy),
         cmocka_unit_test(test_aligned_alloc),
         cmocka_unit_test(test_lazy_delay2_rules),
-        cmocka_unit_test(test_lazy_flush_before_failing),
+        cmocka_unit_test(test_lazy_merges_are_bounded),
+        cmocka_unit_test(test_lazy_fully_coalesced_when_empty),
+#if HK_HARDENING >= 1
         cmocka_unit_test(test_misuse_eager),
         cmocka_unit_test(test_misuse_lazy),
+#endif
         cmocka_unit_test(test_check_detects_broken_invariants),
+#if HK_HARDENING >= 1
+        cmocka_unit_test(test_overflow_into_free_neighbour),
+        cmocka_unit_test(test_overflow_into_used_neighbour),
+        cmocka_unit_test(test_write_after_free_then_malloc),
+        cmocka_unit_test(test_damaged_links_in_list),
+#endif
+#if HK_HARDENING >= 2
+        cmocka_unit_test(test_poison_checked_when_handed_out),
+        cmocka_unit_test(test_canary_checked_on_free_and_realloc),
+#endif
         cmocka_unit_test(test_huge_and_zero_requests),
         cmocka_unit_test(test_uniform_interface),
         cmocka_unit_test(test_stress_eager),

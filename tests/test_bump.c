@@ -39,10 +39,22 @@ static hk_stats_t stats_of(hk_bump_t *h)
     return s;
 }
 
+/* HK_HARDENING >= 2 keeps a canary room after every request (src/bump.c). */
+#define ROOM ((size_t)(HK_HARDENING >= 2 ? 4u : 0u))
+
 static size_t gross(size_t n)
 {
-    size_t g = (n + HDR + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1);
-    return n == 0 ? ((HDR + 1 + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1)) : g;
+    size_t g = (n + HDR + ROOM + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1);
+    return n == 0 ? ((HDR + 1 + ROOM + HK_ALIGN - 1) & ~(size_t)(HK_ALIGN - 1)) : g;
+}
+
+/* usable_size of a block for n bytes: its whole room, or at level 2 the request (at least 1). */
+static size_t usable(size_t n)
+{
+    if (HK_HARDENING >= 2) {
+        return n != 0 ? n : 1;
+    }
+    return gross(n) - HDR;
 }
 
 static walk_log_t g_walk;
@@ -147,7 +159,7 @@ static void malloc_bumps_upward(void **state)
         unsigned char *p = hk_bump_malloc(h, sizes[i]);
         assert_non_null(p);
         assert_true((uintptr_t)p % HK_ALIGN == 0);
-        assert_int_equal(hk_bump_usable_size(h, p), gross(sizes[i]) - HDR);
+        assert_int_equal(hk_bump_usable_size(h, p), usable(sizes[i]));
         memset(p, 0x5A, hk_bump_usable_size(h, p));
         if (prev != NULL) {
             assert_ptr_equal(p, prev + gross(prev_size));
@@ -155,7 +167,7 @@ static void malloc_bumps_upward(void **state)
         prev = p;
         prev_size = sizes[i];
         sum_req += sizes[i];
-        sum_usable += gross(sizes[i]) - HDR;
+        sum_usable += usable(sizes[i]);
         sum_gross += gross(sizes[i]);
     }
     s = stats_of(h);
@@ -196,7 +208,7 @@ static void malloc_refuses_what_cannot_fit(void **state)
     size_t i;
     hk_stats_t s;
     (void)state;
-    huge[5] = s0.capacity - HDR + 1;
+    huge[5] = s0.capacity - HDR - ROOM + 1;
     for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
         assert_null(hk_bump_malloc(h, huge[i]));
     }
@@ -205,7 +217,7 @@ static void malloc_refuses_what_cannot_fit(void **state)
     assert_int_equal(s.free_bytes, s0.free_bytes);
     assert_int_equal(s.alloc_count, 0);
     /* The whole span as one block still fits. */
-    assert_non_null(hk_bump_malloc(h, s0.capacity - HDR));
+    assert_non_null(hk_bump_malloc(h, s0.capacity - HDR - ROOM));
     s = stats_of(h);
     assert_stats_full(&s);
     assert_null(hk_bump_malloc(h, 0));
@@ -263,6 +275,7 @@ static void free_counts_but_reclaims_nothing(void **state)
 
 /* ---- misuse ---- */
 
+#if HK_HARDENING >= 1 /* level 0 checks nothing handed in: misuse is undefined behaviour there */
 /* assert_misuse_harmless() on the bump heap (its hk_free & co. are hk_bump_free & co.). */
 static void misuse_case(hk_bump_t *h, error_log_t *log, void *bad, hk_error_t want)
 {
@@ -293,7 +306,7 @@ static void misuse_is_reported_and_harmless(void **state)
     misuse_case(h, &log, (unsigned char *)h, HK_ERR_FOREIGN_PTR);
     misuse_case(h, &log, arena + sizeof(arena) - 8, HK_ERR_FOREIGN_PTR);
     assert_int_equal(hk_bump_check(h), 0);
-    assert_int_equal(hk_bump_usable_size(h, a), gross(40) - HDR);
+    assert_int_equal(hk_bump_usable_size(h, a), usable(40));
     assert_int_equal(a[39], 0x11);
     assert_int_equal(c[39], 0x33);
 }
@@ -320,6 +333,8 @@ static void corrupted_header_is_caught(void **state)
     assert_int_equal(log.count, 6);
     assert_int_equal(hk_bump_check(h), 0);
 }
+
+#endif
 
 static void check_catches_bad_counters(void **state)
 {
@@ -366,17 +381,17 @@ static void realloc_grows_the_last_block_in_place(void **state)
     s = stats_of(h);
     assert_int_equal(s.free_bytes, before.free_bytes - (gross(300) - gross(20)));
     assert_int_equal(s.used_requested, 300);
-    assert_int_equal(s.used_granted, gross(300) - HDR);
+    assert_int_equal(s.used_granted, usable(300));
     assert_int_equal(s.realloc_count, 1);
     assert_int_equal(s.alloc_count, 1);
-    assert_int_equal(hk_bump_usable_size(h, p), gross(300) - HDR);
+    assert_int_equal(hk_bump_usable_size(h, p), usable(300));
     assert_int_equal(p[19], 0x3C);
     /* Growing to exactly the end of the span still works in place. */
-    assert_ptr_equal(hk_bump_realloc(h, p, s.capacity - HDR), p);
+    assert_ptr_equal(hk_bump_realloc(h, p, s.capacity - HDR - ROOM), p);
     assert_int_equal(stats_of(h).free_bytes, 0);
     assert_null(hk_bump_realloc(h, p, s.capacity));
     assert_int_equal(stats_of(h).fail_count, 1);
-    assert_int_equal(hk_bump_usable_size(h, p), s.capacity - HDR);
+    assert_int_equal(hk_bump_usable_size(h, p), s.capacity - HDR - ROOM);
     assert_int_equal(hk_bump_check(h), 0);
 }
 
@@ -440,7 +455,7 @@ static void realloc_shrinking_a_middle_block_cuts_a_dead_rest(void **state)
     assert_int_equal(s.split_count, before.split_count + 1);
     assert_int_equal(s.free_bytes, before.free_bytes);
     assert_int_equal(s.used_requested, 13);
-    assert_int_equal(hk_bump_usable_size(h, a), gross(5) - HDR);
+    assert_int_equal(hk_bump_usable_size(h, a), usable(5));
     assert_int_equal(a[4], 0x42);
     w = take_walk(h, &g_walk);
     assert_int_equal(w->n, 4);
@@ -477,7 +492,7 @@ static void realloc_failure_leaves_the_block(void **state)
     assert_int_equal(s.fail_count, before.fail_count + 2);
     assert_int_equal(s.free_bytes, before.free_bytes);
     assert_int_equal(s.realloc_count, 0);
-    assert_int_equal(hk_bump_usable_size(h, a), gross(16) - HDR);
+    assert_int_equal(hk_bump_usable_size(h, a), usable(16));
     assert_int_equal(a[15], 0x99);
     assert_int_equal(hk_bump_check(h), 0);
 }
@@ -496,7 +511,7 @@ static void aligned_alloc_pads_with_a_dead_filler(void **state)
         p = hk_bump_aligned_alloc(h, aligns[i], 50);
         assert_non_null(p);
         assert_int_equal((uintptr_t)p % aligns[i], 0);
-        assert_int_equal(hk_bump_usable_size(h, p), gross(50) - HDR);
+        assert_int_equal(hk_bump_usable_size(h, p), usable(50));
         memset(p, 0xEE, 50);
         assert_int_equal(hk_bump_check(h), 0);
     }
@@ -548,6 +563,182 @@ static void aligned_alloc_refuses_bad_alignments(void **state)
     assert_non_null(p);
     assert_int_equal(hk_bump_check(h), 0);
 }
+
+/* ---- hardening ---- */
+
+#if HK_HARDENING >= 1
+
+/* Flip n bytes at p: whatever they held, they hold something else now (a stray write). */
+static void scribble(unsigned char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        p[i] ^= 0xFFu;
+    }
+}
+
+/* After damage: blocks still come and go, none overlapping another or the damaged stretch [bad, bad + len). */
+static void exercise_after_damage(hk_bump_t *h, const unsigned char *bad, size_t len)
+{
+    unsigned char *p[32];
+    size_t n = 0;
+    size_t i, j;
+    while (n < 32) {
+        p[n] = hk_bump_malloc(h, 1 + 13 * n % 60);
+        if (p[n] == NULL) {
+            break;
+        }
+        memset(p[n], 0x77, hk_bump_usable_size(h, p[n]));
+        n++;
+    }
+    assert_true(n > 4);
+    for (i = 0; i < n; i++) {
+        size_t u = hk_bump_usable_size(h, p[i]);
+        assert_true(bad == NULL || p[i] + u <= bad || bad + len <= p[i] - HDR);
+        for (j = i + 1; j < n; j++) {
+            assert_true(p[i] + u <= p[j] - HDR || p[j] + hk_bump_usable_size(h, p[j]) <= p[i] - HDR);
+        }
+    }
+    for (i = 0; i < n; i++) {
+        hk_bump_free(h, p[i]);
+    }
+}
+
+/*
+ * An overflow of 1..16 bytes past usable_size into a used neighbour: at
+ * level 1 its header's check hash no longer holds, so freeing it reports
+ * HK_ERR_CORRUPT and leaves it alone (a misuse report changes nothing; check()
+ * keeps naming the header); at level 2 the canary after the request is hit
+ * first and free reports it. Either way allocation goes on, nothing overlaps.
+ */
+static void test_overflow_into_used_neighbour(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= 16; n++) {
+        error_log_t log;
+        hk_bump_t *h = make(arena, ARENA_SIZE, &log);
+        unsigned char *a = hk_bump_malloc(h, 24);
+        unsigned char *b = hk_bump_malloc(h, 24);
+        int reached_b = a + hk_bump_usable_size(h, a) + n > b - HDR;
+        assert_ptr_equal(b, a + gross(24));
+        scribble(a + hk_bump_usable_size(h, a), n);
+        assert_int_not_equal(hk_bump_check(h), HK_CHECK_OK);
+        hk_bump_free(h, a);
+        hk_bump_free(h, b);
+        if (HK_HARDENING >= 2) {
+            assert_true(atomic_load(&log.count) >= 1); /* a's canary; b's header too if the overflow got there */
+        }
+        if (reached_b) {
+            expect_error(&log, atomic_load(&log.count), HK_ERR_CORRUPT, b);
+            assert_int_equal(hk_bump_check(h), HK_CHECK_SIZE);
+        } else {
+            expect_error(&log, 1, HK_ERR_CORRUPT, a);
+            assert_int_equal(hk_bump_check(h), HK_CHECK_OK);
+        }
+        exercise_after_damage(h, b - HDR, gross(24));
+    }
+}
+
+/*
+ * The same overflow from the last block into the tail, the only free block
+ * a bump heap has. At level 1 the tail holds no state, and the next block's
+ * header simply replaces what was written; at level 2 the canary reports it
+ * on free and the tail's poison when malloc hands those bytes out, which
+ * then become a dead block and the new block goes after them.
+ */
+static void test_overflow_into_the_tail(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= 16; n++) {
+        error_log_t log;
+        hk_bump_t *h = make(arena, ARENA_SIZE, &log);
+        unsigned char *a = hk_bump_malloc(h, 24);
+        unsigned char *tail = a + gross(24) - HDR;
+        unsigned char *b;
+        int reached_tail = a + hk_bump_usable_size(h, a) + n > tail;
+        scribble(a + hk_bump_usable_size(h, a), n);
+        b = hk_bump_malloc(h, 40);
+        assert_non_null(b);
+        if (HK_HARDENING >= 2 && reached_tail) {
+            expect_error(&log, 1, HK_ERR_CORRUPT, tail + HDR);
+            assert_true(b - HDR >= tail + gross(40)); /* placed after the damaged stretch, now dead */
+        } else {
+            assert_ptr_equal(b, tail + HDR);
+            assert_int_equal(atomic_load(&log.count), 0);
+        }
+        hk_bump_free(h, a);
+        if (HK_HARDENING >= 2) {
+            assert_true(atomic_load(&log.count) >= 1);
+            assert_int_equal(log.last, HK_ERR_CORRUPT);
+        }
+        assert_int_equal(hk_bump_check(h), HK_CHECK_OK);
+        hk_bump_free(h, b);
+        exercise_after_damage(h, HK_HARDENING >= 2 ? tail : NULL, gross(40));
+        assert_int_equal(hk_bump_check(h), HK_CHECK_OK);
+    }
+}
+
+/*
+ * A write of 1..16 bytes at the start of a freed block, then malloc: a bump
+ * heap never hands a dead block out again, so nothing can be given out
+ * twice; at level 2 the dead block's poison shows the write to check().
+ */
+static void test_write_after_free(void **state)
+{
+    size_t n;
+    (void)state;
+    for (n = 1; n <= 16; n++) {
+        error_log_t log;
+        hk_bump_t *h = make(arena, ARENA_SIZE, &log);
+        unsigned char *a = hk_bump_malloc(h, 24);
+        unsigned char *b;
+        hk_bump_free(h, a);
+        scribble(a, n);
+        assert_int_equal(hk_bump_check(h), HK_HARDENING >= 2 ? HK_CHECK_POISON : HK_CHECK_OK);
+        b = hk_bump_malloc(h, 24);
+        assert_ptr_equal(b, a + gross(24));
+        assert_int_equal(atomic_load(&log.count), 0);
+        hk_bump_free(h, a); /* still dead: a double free */
+        expect_error(&log, 1, HK_ERR_DOUBLE_FREE, a);
+        hk_bump_free(h, b);
+        exercise_after_damage(h, a - HDR, gross(24));
+    }
+}
+
+#endif
+
+#if HK_HARDENING >= 2
+/* Level 2: usable_size is the request; writing all of it is fine, one byte more is reported on free and realloc. */
+static void test_canary_after_the_request(void **state)
+{
+    error_log_t log;
+    hk_bump_t *h = make(big_arena, sizeof(big_arena), &log);
+    unsigned char *a;
+    size_t n;
+    (void)state;
+    for (n = 1; n < 100; n++) {
+        a = hk_bump_malloc(h, n);
+        assert_int_equal(hk_bump_usable_size(h, a), n);
+        memset(a, 0x3C, n);
+        hk_bump_free(h, a);
+    }
+    assert_int_equal(atomic_load(&log.count), 0);
+    assert_int_equal(hk_bump_check(h), HK_CHECK_OK);
+    a = hk_bump_malloc(h, 10);
+    (void)hk_bump_malloc(h, 10); /* a is not last: realloc keeps it in place only when shrinking */
+    a[10] = 0;
+    assert_int_equal(hk_bump_check(h), HK_CHECK_CANARY);
+    assert_ptr_equal(hk_bump_realloc(h, a, 9), a);
+    expect_error(&log, 1, HK_ERR_CORRUPT, a);
+    assert_int_equal(hk_bump_check(h), HK_CHECK_OK); /* the new canary is whole */
+    a[9] ^= 0xFFu;
+    hk_bump_free(h, a);
+    expect_error(&log, 2, HK_ERR_CORRUPT, a);
+    assert_int_equal(hk_bump_check(h), HK_CHECK_OK);
+}
+#endif
 
 /* ---- walk, stats, reset, owns ---- */
 
@@ -617,13 +808,14 @@ static void reset_forgets_everything(void **state)
     assert_int_equal(s.alloc_count, 2);
     assert_int_equal(s.free_count, 1);
     assert_int_equal(s.fail_count, 1);
-    assert_int_equal(s.peak_used, 2 * (gross(8) - HDR));
+    assert_int_equal(s.peak_used, 2 * usable(8));
     assert_int_equal(s.min_ever_free, s0.free_bytes - 2 * gross(8));
     w = take_walk(h, &g_walk);
     assert_same_walk(w, w0);
     assert_int_equal(w->b[0].usable, w0->b[0].usable);
     assert_int_equal(hk_bump_check(h), 0);
 
+#if HK_HARDENING >= 1
     /* A stale pointer past the new top is no block. */
     hk_bump_free(h, b);
     assert_int_equal(log.count, 1);
@@ -635,6 +827,10 @@ static void reset_forgets_everything(void **state)
     assert_int_equal(log.count, 2);
     assert_int_equal(log.last, HK_ERR_INTERIOR_PTR);
     assert_int_equal(stats_of(h).used_blocks, 1);
+#else
+    (void)b;
+    (void)c;
+#endif
     assert_int_equal(hk_bump_check(h), 0);
 }
 
@@ -687,7 +883,7 @@ static void uniform_interface_reaches_bump(void **state)
     assert_non_null(q);
     assert_int_equal((uintptr_t)q % 128, 0);
     assert_ptr_equal(hk_realloc(heap, q, 500), q);
-    assert_int_equal(hk_usable_size(heap, q), gross(500) - HDR);
+    assert_int_equal(hk_usable_size(heap, q), usable(500));
     hk_free(heap, q);
     assert_true(hk_owns(heap, p));
     assert_int_equal(hk_check(heap), 0);
@@ -710,8 +906,10 @@ int main(void)
         cmocka_unit_test(malloc_refuses_what_cannot_fit),
         cmocka_unit_test(malloc_fills_to_the_last_byte),
         cmocka_unit_test(free_counts_but_reclaims_nothing),
+#if HK_HARDENING >= 1
         cmocka_unit_test(misuse_is_reported_and_harmless),
         cmocka_unit_test(corrupted_header_is_caught),
+#endif
         cmocka_unit_test(check_catches_bad_counters),
         cmocka_unit_test(realloc_degenerate_cases),
         cmocka_unit_test(realloc_grows_the_last_block_in_place),
@@ -722,6 +920,14 @@ int main(void)
         cmocka_unit_test(aligned_alloc_pads_with_a_dead_filler),
         cmocka_unit_test(aligned_alloc_filler_is_walked_as_dead),
         cmocka_unit_test(aligned_alloc_refuses_bad_alignments),
+#if HK_HARDENING >= 1
+        cmocka_unit_test(test_overflow_into_used_neighbour),
+        cmocka_unit_test(test_overflow_into_the_tail),
+        cmocka_unit_test(test_write_after_free),
+#endif
+#if HK_HARDENING >= 2
+        cmocka_unit_test(test_canary_after_the_request),
+#endif
         cmocka_unit_test(walk_covers_the_span),
         cmocka_unit_test(reset_forgets_everything),
         cmocka_unit_test(owns_is_a_range_test),

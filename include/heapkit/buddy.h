@@ -2,19 +2,51 @@
  * buddy: binary buddy system (Knuth) with optional lazy coalescing
  * (DELAY-2, Barkley & Lee). See src/buddy.c for the algorithm and bounds.
  *
- * Blocks are min_block * 2^k bytes and carry no header: usable_size() is the
- * block size, the payload is the block start, and a block of size s >= the
- * base alignment is aligned to s. The control data is one byte per
- * min_block ("atom"), stored just below the block area, plus the hk_buddy_t
- * at the start of the arena. Because no size is recorded per block,
- * stats.used_requested always equals stats.used_granted.
+ * Blocks are min_block * 2^k bytes and carry no header: the payload is the
+ * block start, and a block of size s >= the base alignment is aligned to s.
+ * The state of record is out of band: one control byte per min_block
+ * ("atom") just below the block area, plus hk_buddy_t and its list
+ * sentinels at the start of the arena. Any arena size and alignment is used
+ * in full: the block area is split into several top-level blocks (the
+ * binary decomposition of its size).
  *
- * Any arena size and alignment is used in full: the block area is split into
- * several top-level blocks (the binary decomposition of its size).
+ * Guarantees (n = atoms; top = log2 n, at most HK_BUDDY_ORDERS - 1):
+ *   malloc: one bit scan, one checked pop, at most top splits.
+ *   free:   at most top merges, each a checked unlink.
+ *   Lazy mode (cfg->lazy): freed blocks may stay "locally free" (parked,
+ *   not coalesced) by DELAY-2's rule; they count as free in the statistics,
+ *   walk() and check(). A free merges at most two chains; an allocation
+ *   that finds nothing merges at most HK_BUDDY_LAZY_FLUSH (1) parked block
+ *   per call before it fails, so no call costs more than a plain buddy's
+ *   free plus malloc. Such a request may fail where merging every parked
+ *   block would have served it; each failing call merges one more. Once
+ *   every block is freed no block is parked and the heap is fully
+ *   coalesced again.
  *
- * In lazy mode (cfg->lazy) freed blocks may stay "locally free" (not yet
- * coalesced); they count as free in the statistics, walk() and check(), and
- * are coalesced before any allocation would fail.
+ * Overhead and what each HK_HARDENING level detects (heapkit.h):
+ *   0  no checks; usable_size is the block size.
+ *   1  (default) constant-time checks, no per-block bytes: foreign,
+ *      interior, double frees and damaged control bytes of pointers handed
+ *      in are reported and change nothing; every free-list node a call takes
+ *      or writes through is checked against the control bytes and its back
+ *      links, so a stray write into a free block's links (an overflow from
+ *      the block below, a write after free) is caught before that block is
+ *      handed out or merged: reported as HK_ERR_CORRUPT, the block taken out
+ *      of service, the list rebuilt from the control bytes. An overflow into
+ *      a used neighbour hits no allocator state and is not seen.
+ *   2  level 1 plus HK_CANARY_ROOM + sizeof(size_t) bytes per block (the
+ *      requested size is kept in the block's last word): usable_size is the
+ *      requested size (malloc(0) is served as malloc(1)), a canary after it
+ *      is checked on free and realloc, and free blocks are poisoned and
+ *      checked when handed out. O(block size) per call.
+ *   3  level 2 and a full check() around every uniform call.
+ *
+ * Statistics: used_requested = used_granted (what usable_size reports);
+ * peak_used = capacity - min_ever_free at levels 0 and 1 (gross and usable
+ * sizes agree there), the high-water mark of used_granted at level 2. Read
+ * them with get_stats: the handle's own stats keep
+ * only free_bytes, min_ever_free, used_granted and the counters, the rest
+ * (used/free block counts, used_requested, peak_used) is derived there.
  */
 #ifndef HEAPKIT_BUDDY_H
 #define HEAPKIT_BUDDY_H
@@ -32,9 +64,10 @@ extern "C" {
 
 /*
  * Number of block orders, at most 32 (one bit each in a 32-bit map). Blocks
- * never exceed HK_BUDDY_MIN_BLOCK << (HK_BUDDY_ORDERS - 1) bytes; a larger
- * arena gets several top-level blocks of that size. Lowering it shrinks
- * hk_buddy_t by three words per order.
+ * never exceed min_block << (HK_BUDDY_ORDERS - 1) bytes; a larger arena gets
+ * several top-level blocks of that size. The list sentinels (two words per
+ * order, twice in lazy mode, plus a slack word per order) are sized for the
+ * orders the arena can use, at most this many.
  */
 #ifndef HK_BUDDY_ORDERS
 #define HK_BUDDY_ORDERS 32
@@ -50,7 +83,7 @@ extern "C" {
 #endif
 
 typedef struct hk_buddy_config {
-    size_t min_block; /* power of two; 0 selects HK_BUDDY_MIN_BLOCK */
+    size_t min_block; /* power of two, at least two pointers and HK_ALIGN; 0 selects HK_BUDDY_MIN_BLOCK */
     int lazy;         /* nonzero: DELAY-2 lazy coalescing */
 } hk_buddy_config_t;
 
@@ -67,7 +100,7 @@ void hk_buddy_free(hk_buddy_t *heap, void *ptr);
 size_t hk_buddy_usable_size(hk_buddy_t *heap, const void *ptr);
 void hk_buddy_get_stats(hk_buddy_t *heap, hk_stats_t *out);
 void hk_buddy_walk(hk_buddy_t *heap, hk_walk_fn visit, void *ctx);
-int hk_buddy_check(hk_buddy_t *heap);
+hk_check_t hk_buddy_check(hk_buddy_t *heap);
 int hk_buddy_owns(const hk_buddy_t *heap, const void *ptr);
 
 #ifdef __cplusplus
