@@ -157,10 +157,14 @@
 /*
  * The fast paths are written as small helpers; these make sure the compiler
  * builds each fast path as one function (no calls, fields kept in registers)
- * and keeps the error and lazy paths out of it.
+ * and keeps the error and lazy paths out of it. A build for size (-Os)
+ * leaves the inlining to the compiler.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE_SIZE__)
 #define BUDDY_HOT static inline __attribute__((always_inline))
+#define BUDDY_COLD static __attribute__((noinline, cold))
+#elif defined(__GNUC__) || defined(__clang__)
+#define BUDDY_HOT static inline
 #define BUDDY_COLD static __attribute__((noinline, cold))
 #else
 #define BUDDY_HOT static inline
@@ -963,7 +967,9 @@ void *hk_buddy_aligned_alloc(hk_buddy_t *heap, size_t alignment, size_t size)
     }
     k = order_for(heap, served(size));
     k_align = alignment > block_bytes(heap, 0) ? hk_log2_floor(alignment) - heap->shift : 0u;
-    p = alloc(heap, served(size), k > k_align ? k : k_align);
+    k = k > k_align ? k : k_align;
+    /* Rare enough to take the general path rather than a second copy of malloc's. */
+    p = k <= heap->top ? alloc_slow(heap, served(size), k) : NULL;
     return (p != NULL) ? p : hk_fail(&heap->heap);
 }
 
