@@ -8,10 +8,6 @@
  */
 #include "hk_internal.h"
 
-#ifdef HK_DEBUG
-#include <assert.h>
-#endif
-
 void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity)
 {
     hk_memset(heap, 0, sizeof(*heap));
@@ -41,9 +37,7 @@ void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr)
         heap->hooks.on_error(heap->hooks.ctx, heap, error, ptr);
         return;
     }
-#ifdef HK_DEBUG
-    assert(!"heapkit: misuse detected (see hk_error_t)");
-#endif
+    HK_ASSERT(!"heapkit: misuse detected (see hk_error_t)");
 }
 
 const char *hk_error_name(hk_error_t error)
@@ -165,9 +159,18 @@ static void enter(hk_heap_t *heap)
 
 static void leave(hk_heap_t *heap) { unlock(heap); }
 
+/*
+ * malloc and free without lock hooks (or validation) are the hot paths: one
+ * test of the hook, then the allocator.
+ */
+static int unlocked(const hk_heap_t *heap) { return heap->hooks.lock == NULL && !HK_VALIDATE_EVERY_CALL; }
+
 void *hk_malloc(hk_heap_t *heap, size_t size)
 {
     void *p;
+    if (unlocked(heap)) {
+        return alloc_counted(heap, size);
+    }
     enter(heap);
     p = alloc_counted(heap, size);
     leave(heap);
@@ -252,6 +255,10 @@ void *hk_aligned_alloc(hk_heap_t *heap, size_t alignment, size_t size)
 void hk_free(hk_heap_t *heap, void *ptr)
 {
     if (ptr == NULL) {
+        return;
+    }
+    if (unlocked(heap)) {
+        heap->ops->free(heap, ptr);
         return;
     }
     enter(heap);

@@ -9,7 +9,7 @@
 #    integer helpers libgcc provides (division, shifts, bit counts): no float
 #    helper, no libc.
 # 4. src/ and include/ include no header beyond stddef.h, stdint.h, string.h,
-#    limits.h, stdbool.h, stdatomic.h (lock-free pool) and assert.h (heap.c,
+#    limits.h, stdbool.h, stdatomic.h (lock-free pool) and assert.h (hk_internal.h,
 #    HK_DEBUG only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,7 +97,7 @@ while read -r line; do
     case "$header" in
     stddef.h | stdint.h | string.h | limits.h | stdbool.h) ;;
     stdatomic.h) [[ $file == src/pool_lockfree.c ]] || { echo "check_freestanding: $file includes <$header>" >&2; status=1; } ;;
-    assert.h) [[ $file == src/heap.c ]] || { echo "check_freestanding: $file includes <$header>" >&2; status=1; } ;;
+    assert.h) [[ $file == src/hk_internal.h ]] || { echo "check_freestanding: $file includes <$header>" >&2; status=1; } ;;
     *) echo "check_freestanding: $file includes <$header>" >&2; status=1 ;;
     esac
 done < <(grep -HE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<' src/*.c src/*.h include/heapkit/*.h || true)

@@ -100,7 +100,8 @@ typedef void (*hk_lock_fn)(void *ctx);
 typedef void (*hk_error_fn)(void *ctx, hk_heap_t *heap, hk_error_t error, const void *ptr);
 
 /*
- * Port hooks. NULL members are no-ops. The default error behaviour counts the
+ * Port hooks. NULL members are no-ops; unlock is called only after a lock
+ * (set both or neither). The default error behaviour counts the
  * error in hk_stats_t.error_count and leaves the heap untouched; a build with
  * HK_DEBUG defined also asserts.
  */
