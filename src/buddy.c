@@ -46,8 +46,9 @@
  *     block below the one split), so a split writes four words and reads
  *     none.
  *   free: at most log2 n merges, each a checked unlink.
- *   realloc in place: at most log2 n splits or absorbed buddies (lazy mode
- *     absorbs parked buddies too); otherwise a malloc, a copy and a free.
+ *   resize (in place only): at most log2 n splits or absorbed buddies (lazy
+ *     mode absorbs parked buddies too); otherwise it refuses and hk_realloc
+ *     moves the block (a malloc, a copy and a free).
  *   Lazy mode: free performs at most two merge chains (DELAY-2's rule);
  *     malloc takes a local block of the exact order, else the smallest
  *     global one that fits, else the smallest larger local one, else merges
@@ -71,7 +72,8 @@
  *
  * Statistics kept per call are only those get_stats cannot derive:
  * free_bytes, min_ever_free, used_granted (kept because ports read it from
- * the handle), the alloc/free/realloc/fail/split/coalesce/error counts, and
+ * the handle), the alloc/free/split/coalesce/error counts (realloc_count and
+ * fail_count are the uniform layer's, src/heap.c), and
  * at level 2 peak_used. get_stats derives used_blocks = alloc - free,
  * free_blocks = top-level blocks + splits - merges - used - lost,
  * used_requested = used_granted, peak_used = capacity - min_ever_free
@@ -104,10 +106,10 @@
  *      when a call touches that block.
  *   2  level 1, plus the requested size in the block's last word and a canary
  *      (HK_CANARY_BYTE) from the requested size up to it, checked on free and
- *      realloc (reported, the call goes on); usable_size is the requested size
+ *      resize (reported, the call goes on); usable_size is the requested size
  *      (malloc(0) is served as malloc(1): callers read usable size 0 as "no
  *      block"). Free blocks are filled with HK_POISON_BYTE beyond their links,
- *      checked when a block is handed out (malloc, or absorbed by realloc); a
+ *      checked when a block is handed out (malloc, or absorbed by resize); a
  *      poisoned block found written is reported and taken out of service.
  *      Both cost O(block size). An overflow long enough to cross the canary
  *      and overwrite the size word leaves used_granted inexact (check() then
@@ -220,7 +222,7 @@ static void *hk_buddy_op_aligned(hk_heap_t *h, size_t alignment, size_t size)
     return hk_buddy_aligned_alloc((hk_buddy_t *)h, alignment, size);
 }
 
-HK_DEFINE_OPS_REALLOC(hk_buddy, hk_buddy_t, "buddy", hk_buddy_op_aligned);
+HK_DEFINE_OPS(hk_buddy, hk_buddy_t, "buddy", hk_buddy_op_aligned);
 
 /* ---- geometry ---- */
 
@@ -952,25 +954,22 @@ BUDDY_HOT size_t served(size_t size) { return (HK_CANARIES && size == 0) ? 1u : 
 
 void *hk_buddy_malloc(hk_buddy_t *heap, size_t size)
 {
-    void *p = alloc(heap, served(size), order_for(heap, served(size)));
-    return (p != NULL) ? p : hk_fail(&heap->heap);
+    return alloc(heap, served(size), order_for(heap, served(size)));
 }
 
 void *hk_buddy_aligned_alloc(hk_buddy_t *heap, size_t alignment, size_t size)
 {
     unsigned k;
     unsigned k_align;
-    void *p;
     /* A block at least as large as the alignment sits at a multiple of its size from base. */
     if (!hk_is_pow2(alignment) || ((uintptr_t)heap->base & (alignment - 1u)) != 0) {
-        return hk_fail(&heap->heap);
+        return NULL;
     }
     k = order_for(heap, served(size));
     k_align = alignment > block_bytes(heap, 0) ? hk_log2_floor(alignment) - heap->shift : 0u;
     k = k > k_align ? k : k_align;
     /* Rare enough to take the general path rather than a second copy of malloc's. */
-    p = k <= heap->top ? alloc_slow(heap, served(size), k) : NULL;
-    return (p != NULL) ? p : hk_fail(&heap->heap);
+    return k <= heap->top ? alloc_slow(heap, served(size), k) : NULL;
 }
 
 /* ---- pointers handed in ---- */
@@ -1090,8 +1089,6 @@ BUDDY_HOT void release(hk_buddy_t *h, size_t idx, unsigned k, size_t usable)
     }
 }
 
-BUDDY_COLD void release_cold(hk_buddy_t *h, size_t idx, unsigned k, size_t usable) { release(h, idx, k, usable); }
-
 void hk_buddy_free(hk_buddy_t *heap, void *ptr)
 {
     size_t idx;
@@ -1101,7 +1098,7 @@ void hk_buddy_free(hk_buddy_t *heap, void *ptr)
     }
 }
 
-/* ---- realloc ---- */
+/* ---- resize ---- */
 
 /* Shrink used block idx from order k to want in place. */
 static void shrink(hk_buddy_t *h, size_t idx, unsigned k, unsigned want)
@@ -1114,7 +1111,7 @@ static void shrink(hk_buddy_t *h, size_t idx, unsigned k, unsigned want)
     }
 }
 
-/* Is the free buddy at index b (order j) one realloc may absorb? Lazy mode takes parked ones too. */
+/* Is the free buddy at index b (order j) one resize may absorb? Lazy mode takes parked ones too. */
 static unsigned absorbable(const hk_buddy_t *h, size_t b, unsigned j)
 {
     unsigned c = h->cb[b];
@@ -1180,7 +1177,7 @@ static int grow(hk_buddy_t *h, size_t idx, unsigned k, unsigned want)
     return 1;
 }
 
-void *hk_buddy_realloc(hk_buddy_t *heap, void *ptr, size_t size)
+void *hk_buddy_resize(hk_buddy_t *heap, void *ptr, size_t size)
 {
     size_t idx;
     unsigned k;
@@ -1189,30 +1186,19 @@ void *hk_buddy_realloc(hk_buddy_t *heap, void *ptr, size_t size)
     size_t old_bytes;
     size_t new_bytes;
 
-    if (ptr == NULL) {
-        return hk_buddy_malloc(heap, size);
-    }
     if (!find_used(heap, ptr, &idx, &k)) {
         return NULL;
     }
     old_usable = checked_usable(heap, ptr, k);
-    if (size == 0) {
-        release_cold(heap, idx, k, old_usable);
-        return NULL;
-    }
     want = order_for(heap, size);
     if (want > heap->top) {
-        return hk_fail(&heap->heap);
+        return NULL; /* no block is that large: hk_realloc's malloc fails too */
     }
     old_bytes = block_bytes(heap, k);
     if (want < k) {
         shrink(heap, idx, k, want);
     } else if (want > k && !grow(heap, idx, k, want)) {
-        void *moved = hk_realloc_by_move(&heap->heap, ptr, old_usable, size);
-        if (moved != NULL) {
-            heap->heap.stats.realloc_count++;
-        }
-        return moved;
+        return NULL; /* cannot stay put: hk_realloc moves it */
     }
     new_bytes = block_bytes(heap, want);
     if (new_bytes > old_bytes) {
@@ -1227,7 +1213,6 @@ void *hk_buddy_realloc(hk_buddy_t *heap, void *ptr, size_t size)
 #else
     grant(heap, new_bytes);
 #endif
-    heap->heap.stats.realloc_count++;
     return ptr;
 }
 

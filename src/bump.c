@@ -6,11 +6,12 @@
  * malloc places a block at top and advances top. free marks the block dead
  * and reclaims nothing: its bytes stay consumed until hk_bump_reset() forgets
  * every block at once. The one exception is the block just below top, which
- * realloc may grow into the tail or shrink back into it.
+ * resize may grow into the tail or shrink back into it; any block may shrink
+ * in place, and hk_realloc moves one that cannot grow.
  *
- * Time: malloc, aligned_alloc, free, realloc in place, usable_size, reset and
+ * Time: malloc, aligned_alloc, free, resize, usable_size, reset and
  * get_stats are O(1) (level 2: O(block) for the patterns, reset O(span));
- * realloc that moves is O(size) for the copy; walk and check are O(blocks).
+ * a realloc that moves is O(size) for the copy; walk and check are O(blocks).
  * Only the misuse path walks the blocks (to tell an interior pointer from a
  * corrupted header).
  *
@@ -21,7 +22,7 @@
  *                      HK_ALIGN + 8 + HK_CANARY_ROOM: a shrink that would
  *                      leave more cuts the rest off as a dead block)
  *   uint16 check       hash of the two fields above, the header's address
- *                      and the heap's key (hk_heap_key), renewed at every
+ *                      and the heap's key (new_key), renewed at every
  *                      init and reset
  * Gaps left by aligned_alloc are dead filler blocks, so the chain from the
  * first block to top stays walkable.
@@ -49,7 +50,7 @@
  *      re-init, fail their check instead of matching a stale header.
  *   2  level 1, plus a canary (HK_CANARY_BYTE) from the usable size (the
  *      requested size, at least 1) to the end of the block, checked on free
- *      and realloc (reported, the call goes on); dead blocks and the tail
+ *      and resize (reported, the call goes on); dead blocks and the tail
  *      hold HK_POISON_BYTE, checked when tail bytes are handed out (a damaged
  *      stretch is reported, becomes a dead block, and the request is placed
  *      after it) and by check().
@@ -88,7 +89,7 @@ struct hk_bump {
     uintptr_t first; /* header of the first block */
     uintptr_t top;   /* where the next block's header goes: start of the tail */
     uintptr_t end;   /* end of the span */
-    uint32_t key;    /* hk_heap_key, renewed by reset, so older headers fail their check */
+    uint32_t key;    /* new_key, renewed by init and reset, so older headers fail their check */
 };
 
 static uint16_t hdr_hash(const hk_bump_t *h, uintptr_t at, uint32_t size_state, uint16_t slack)
@@ -214,7 +215,23 @@ static void *bump_op_aligned(hk_heap_t *heap, size_t alignment, size_t size)
     return hk_bump_aligned_alloc((hk_bump_t *)heap, alignment, size);
 }
 
-HK_DEFINE_OPS_REALLOC(hk_bump, hk_bump_t, "bump", bump_op_aligned);
+HK_DEFINE_OPS(hk_bump, hk_bump_t, "bump", bump_op_aligned);
+
+/*
+ * A header key no earlier heap on this arena used: mixed from where the
+ * blocks start and the key found in the control block (the previous heap's
+ * there, after a reset or a re-init on the same arena). Held per heap.
+ */
+static uint32_t new_key(uintptr_t first, uint32_t previous)
+{
+    uint32_t h = (uint32_t)first ^ (uint32_t)(first >> 16 >> 16) ^ ((previous + 1u) * 0x9E3779B9u);
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    return h;
+}
 
 hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
 {
@@ -250,7 +267,7 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
     h->first = first;
     h->top = first;
     h->end = end;
-    h->key = hk_heap_key((void *)first);
+    h->key = new_key(first, h->key); /* h->key: what a heap before this one on the arena left there */
     poison(first, end);
     set_tail_stats(h);
     hk_init_status(status, HK_OK);
@@ -263,7 +280,7 @@ void hk_bump_reset(hk_bump_t *heap)
 {
     hk_stats_t *s = &heap->heap.stats;
     heap->top = heap->first;
-    heap->key = hk_heap_key((void *)heap->first);
+    heap->key = new_key(heap->first, heap->key);
     s->used_blocks = 0;
     s->used_granted = 0;
     s->used_requested = 0;
@@ -373,7 +390,7 @@ void *hk_bump_malloc(hk_bump_t *heap, size_t size)
             return place(heap, heap->top, size, gross);
         }
     }
-    return hk_fail(&heap->heap);
+    return NULL;
 }
 
 void *hk_bump_aligned_alloc(hk_bump_t *heap, size_t alignment, size_t size)
@@ -384,7 +401,7 @@ void *hk_bump_aligned_alloc(hk_bump_t *heap, size_t alignment, size_t size)
     int attempt;
 
     if (!hk_is_pow2(alignment)) {
-        return hk_fail(&heap->heap);
+        return NULL;
     }
     if (alignment <= HK_ALIGN) {
         return hk_bump_malloc(heap, size);
@@ -393,11 +410,11 @@ void *hk_bump_aligned_alloc(hk_bump_t *heap, size_t alignment, size_t size)
     for (attempt = 0; attempt < 2; attempt++) {
         want = heap->top + BUMP_HDR;
         if (gross == 0 || alignment - 1u > UINTPTR_MAX - want) {
-            return hk_fail(&heap->heap);
+            return NULL;
         }
         at = hk_align_up_uptr(want, alignment) - BUMP_HDR;
         if (at > heap->end || gross > heap->end - at) {
-            return hk_fail(&heap->heap);
+            return NULL;
         }
         if (tail_intact(heap, at + gross)) {
             if (at != heap->top) {
@@ -407,7 +424,7 @@ void *hk_bump_aligned_alloc(hk_bump_t *heap, size_t alignment, size_t size)
             return place(heap, at, size, gross);
         }
     }
-    return hk_fail(&heap->heap);
+    return NULL;
 }
 
 void hk_bump_free(hk_bump_t *heap, void *ptr)
@@ -427,7 +444,7 @@ void hk_bump_free(hk_bump_t *heap, void *ptr)
     poison((uintptr_t)(b + 1), (uintptr_t)b + hdr_gross(b));
 }
 
-void *hk_bump_realloc(hk_bump_t *heap, void *ptr, size_t size)
+void *hk_bump_resize(hk_bump_t *heap, void *ptr, size_t size)
 {
     bump_hdr_t *b;
     uintptr_t at;
@@ -436,13 +453,6 @@ void *hk_bump_realloc(hk_bump_t *heap, void *ptr, size_t size)
     size_t old_requested;
     size_t old_usable;
 
-    if (ptr == NULL) {
-        return hk_bump_malloc(heap, size);
-    }
-    if (size == 0) {
-        hk_bump_free(heap, ptr);
-        return NULL;
-    }
     b = lookup(heap, ptr);
     if (b == NULL) {
         return NULL;
@@ -454,7 +464,7 @@ void *hk_bump_realloc(hk_bump_t *heap, void *ptr, size_t size)
     old_usable = hdr_usable(b);
     new_gross = gross_for(size);
     if (new_gross == 0) {
-        return hk_fail(&heap->heap);
+        return NULL; /* no block is that large: hk_realloc's malloc fails too */
     }
     if (at + old_gross == heap->top && new_gross <= old_gross + tail_bytes(heap)) {
         /* The last block grows into the tail or gives bytes back to it. */
@@ -471,16 +481,11 @@ void *hk_bump_realloc(hk_bump_t *heap, void *ptr, size_t size)
         poison(at + new_gross + BUMP_HDR, at + old_gross);
         heap->heap.stats.split_count++;
     } else if (new_gross > old_gross) {
-        void *moved = hk_realloc_by_move(&heap->heap, ptr, old_usable, size);
-        if (moved != NULL) {
-            heap->heap.stats.realloc_count++;
-        }
-        return moved;
+        return NULL; /* cannot grow in place: hk_realloc moves it */
     }
     hdr_set(heap, at, new_gross, 1, new_gross - BUMP_HDR - size);
     set_canary(b);
     hk_count_resize(&heap->heap, old_requested, old_usable, 0, size, hdr_usable(b), 0);
-    heap->heap.stats.realloc_count++;
     set_tail_stats(heap);
     return ptr;
 }

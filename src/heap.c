@@ -17,19 +17,6 @@ void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity)
     heap->stats.min_ever_free = capacity;
 }
 
-uint32_t hk_heap_key(const void *where)
-{
-    static uint32_t keys_issued;
-    uintptr_t a = (uintptr_t)where;
-    uint32_t h = (uint32_t)a ^ (uint32_t)(a >> 16 >> 16) ^ (++keys_issued * 0x9E3779B9u);
-    h ^= h >> 16;
-    h *= 0x85EBCA6Bu;
-    h ^= h >> 13;
-    h *= 0xC2B2AE35u;
-    h ^= h >> 16;
-    return h;
-}
-
 void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr)
 {
     heap->stats.error_count++;
@@ -90,15 +77,6 @@ const char *hk_check_name(hk_check_t code)
     return "unknown check code";
 }
 
-void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t size)
-{
-    void *moved = heap->ops->malloc(heap, size);
-    if (moved != NULL) {
-        hk_memcpy(moved, ptr, old_usable < size ? old_usable : size);
-        heap->ops->free(heap, ptr);
-    }
-    return moved;
-}
 
 void hk_set_hooks(hk_heap_t *heap, const hk_hooks_t *hooks)
 {
@@ -113,7 +91,9 @@ void hk_set_hooks(hk_heap_t *heap, const hk_hooks_t *hooks)
  * The calling rules live here, so allocators never see them: malloc(0) is
  * malloc(1); a NULL result is a failure counted here; realloc of NULL is
  * malloc, realloc to 0 is free, and a block that cannot be resized in place
- * moves. (Allocators whose ops have no resize yet still do this themselves.)
+ * moves. An hk_ops_t without resize wraps another library's allocator that
+ * has its own realloc (the lab's peers): it gets realloc whole, and counts
+ * its own failures.
  */
 static void *alloc_counted(hk_heap_t *heap, size_t size)
 {

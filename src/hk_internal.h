@@ -169,25 +169,12 @@ static inline void *hk_init_status(hk_status_t *status, hk_status_t result)
     return NULL;
 }
 
-/* Count an allocation that returns NULL (allocators whose ops have no resize: hk_malloc counts for the others). */
-static inline void *hk_fail(hk_heap_t *heap)
-{
-    heap->stats.fail_count++;
-    return NULL;
-}
 
 /* peak_used is derived, for every allocator alike: the high-water mark of gross used bytes. */
 static inline void hk_derive_peak(hk_stats_t *s) { s->peak_used = s->capacity - s->min_ever_free; }
 
 /* Reset the handle of a freshly initialised heap whose capacity is all free. */
 void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity);
-
-/*
- * A key for one heap's header hashes, mixed from where the heap lives and a
- * count of keys handed out, so headers written by another heap, or by an
- * earlier heap on the same arena, fail the check.
- */
-uint32_t hk_heap_key(const void *where);
 
 /* Report misuse: count it, call the hook, assert in debug builds. */
 void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr);
@@ -235,11 +222,6 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
     }
 }
 
-/*
- * realloc by moving: allocate, copy the smaller of the two sizes, free.
- * Shared by every allocator once its in-place attempts have failed.
- */
-void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t size);
 
 #define HK_DEFINE_OPS_COMMON(prefix, type)                                                                           \
     static void *prefix##_op_malloc(hk_heap_t *h, size_t n) { return prefix##_malloc((type *)h, n); }           \
@@ -249,14 +231,6 @@ void *hk_realloc_by_move(hk_heap_t *heap, void *ptr, size_t old_usable, size_t s
     static void prefix##_op_walk(hk_heap_t *h, hk_walk_fn f, void *c) { prefix##_walk((type *)h, f, c); }       \
     static hk_check_t prefix##_op_check(hk_heap_t *h) { return (hk_check_t)prefix##_check((type *)h); }           \
     static int prefix##_op_owns(const hk_heap_t *h, const void *p) { return prefix##_owns((const type *)h, p); }
-
-/* As HK_DEFINE_OPS, for an allocator whose realloc still handles NULL, 0 and moving itself. */
-#define HK_DEFINE_OPS_REALLOC(prefix, type, name, aligned)                                                              \
-    HK_DEFINE_OPS_COMMON(prefix, type)                                                                                  \
-    static void *prefix##_op_realloc(hk_heap_t *h, void *p, size_t n) { return prefix##_realloc((type *)h, p, n); } \
-    static const hk_ops_t prefix##_ops = {name,             prefix##_op_malloc, aligned,          prefix##_op_realloc, \
-                                          NULL,             prefix##_op_free,   prefix##_op_usable, prefix##_op_stats,  \
-                                          prefix##_op_walk, prefix##_op_check,  prefix##_op_owns}
 
 /*
  * Define `static const hk_ops_t <prefix>_ops` from the direct functions

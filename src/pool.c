@@ -30,8 +30,8 @@
  * classes' largest requests lie in one octave [2^k, 2^(k+1) - 1]; then sizes
  * that the lower of the two would fit get the class above it.
  *
- * Time: pool malloc, free, release, realloc and usable_size are O(1) (one
- * division checks the block boundary); set malloc, free, realloc and
+ * Time: pool malloc, free, release, resize and usable_size are O(1) (one
+ * division checks the block boundary); set malloc, free, resize and
  * usable_size are O(1) on valid pointers (the header names the pool) and
  * O(classes) on the misuse path. get_stats is O(log blocks + blocks handed
  * out so far). walk and check are O(blocks), as is creation. Damage found on
@@ -48,7 +48,9 @@
  *
  * Statistics: per call a pool counts only what cannot be derived later:
  * free_count (alloc_count is free_count plus the blocks whose header says
- * USED) and failures, reallocs, errors; a set keeps its free_bytes and their
+ * USED) and errors (failures and reallocs are counted by the uniform layer,
+ * src/heap.c, and hk_pool_alloc_blocking's failures by the pool and its
+ * set); a set keeps its free_bytes and their
  * low-water mark, min_ever_free, current on every call (the high-water mark
  * of a sum of classes cannot be derived afterwards, and the FreeRTOS port
  * reads both fields directly). A pool's own high-water mark comes for free:
@@ -87,7 +89,7 @@
  *      are never followed and no block is handed out twice.
  *   2  level 1, plus a canary: usable_size() is the requested size, the
  *      bytes from there to the end of the block (at least HK_CANARY_ROOM)
- *      hold HK_CANARY_BYTE and are checked on free, realloc and usable_size;
+ *      hold HK_CANARY_BYTE and are checked on free, resize and usable_size;
  *      and poison: free payloads hold HK_POISON_BYTE (from creation, and
  *      refilled on every free), checked when malloc takes the block; a
  *      poisoned block found written is reported and taken out of service.
@@ -311,6 +313,7 @@ static void set_gave(hk_pool_t *p)
     }
 }
 
+/* hk_pool_alloc_blocking failed: no uniform call counts it, so the pool and its set do. */
 static void count_fail(hk_pool_t *p)
 {
     p->heap.stats.fail_count++;
@@ -422,15 +425,12 @@ static void push(hk_pool_t *p, pool_hdr_t *h)
     set_gave(p);
 }
 
-static void resize(hk_pool_t *p, pool_hdr_t *h, size_t size)
+/* Used block h of p now holds a request of size bytes (at most max_request). */
+static void set_request(const hk_pool_t *p, pool_hdr_t *h, size_t size)
 {
     h->word = size;
     if (HK_CANARIES) {
         hk_fill(payload_of(h) + size, payload_end(p, h), HK_CANARY_BYTE);
-    }
-    p->heap.stats.realloc_count++;
-    if (p->set != NULL) {
-        p->set->heap.stats.realloc_count++;
     }
 }
 
@@ -487,8 +487,12 @@ static void pool_unlock(const hk_pool_t *p)
     }
 }
 
-/* allocBuffer: the semaphore first (it guarantees a block), then the lock. */
-static POOL_SLOW_PATH void *take(hk_pool_t *p, size_t size, uint32_t timeout_ticks)
+/*
+ * allocBuffer: the semaphore first (it guarantees a block), then the lock.
+ * counted: count a failure (hk_pool_alloc_blocking; the uniform layer counts
+ * malloc's).
+ */
+static POOL_SLOW_PATH void *take(hk_pool_t *p, size_t size, uint32_t timeout_ticks, int counted)
 {
     void *ptr = NULL;
     int ready = size <= p->max_request && (p->sync == NULL || p->sync->sem_take(p->sem, timeout_ticks));
@@ -499,7 +503,7 @@ static POOL_SLOW_PATH void *take(hk_pool_t *p, size_t size, uint32_t timeout_tic
             ptr = grant(p, h, size);
         }
     }
-    if (ptr == NULL) {
+    if (ptr == NULL && counted) {
         count_fail(p);
     }
     pool_unlock(p);
@@ -538,7 +542,7 @@ static void set_fast_paths(hk_pool_t *p)
 
 /* ---- one pool ---- */
 
-HK_DEFINE_OPS_REALLOC(hk_pool, hk_pool_t, "pool", NULL);
+HK_DEFINE_OPS(hk_pool, hk_pool_t, "pool", NULL);
 
 hk_pool_t *hk_pool_create(hk_heap_t *backing, size_t block_size, size_t max_blocks)
 {
@@ -621,7 +625,7 @@ void *hk_pool_alloc(hk_pool_t *pool) { return hk_pool_malloc(pool, pool->block_s
 
 void *hk_pool_alloc_blocking(hk_pool_t *pool, uint32_t timeout_ticks)
 {
-    return take(pool, pool->block_size, timeout_ticks);
+    return take(pool, pool->block_size, timeout_ticks, 1);
 }
 
 int hk_pool_release(void *ptr)
@@ -648,10 +652,9 @@ int hk_pool_release(void *ptr)
 static POOL_SLOW_PATH void *malloc_slow(hk_pool_t *p, size_t size)
 {
     if (p->fast_limit != 0 && (size >= p->fast_limit || p->head == 0)) {
-        p->heap.stats.fail_count++;
         return NULL;
     }
-    return take(p, size, 0);
+    return take(p, size, 0, 0);
 }
 
 /*
@@ -683,23 +686,15 @@ void *hk_pool_malloc(hk_pool_t *pool, size_t size)
     return payload;
 }
 
-void *hk_pool_realloc(hk_pool_t *pool, void *ptr, size_t size)
+void *hk_pool_resize(hk_pool_t *pool, void *ptr, size_t size)
 {
     pool_hdr_t *h;
-    if (ptr == NULL) {
-        return hk_pool_malloc(pool, size);
-    }
-    if (size == 0) {
-        hk_pool_free(pool, ptr);
-        return NULL;
-    }
     pool_lock(pool);
     h = lookup(pool, ptr);
     if (h != NULL && size > pool->max_request) {
-        count_fail(pool); /* there is no larger block to move to */
-        h = NULL;
+        h = NULL; /* no block is larger: hk_realloc's malloc fails too */
     } else if (h != NULL) {
-        resize(pool, h, size);
+        set_request(pool, h, size);
     }
     pool_unlock(pool);
     return h != NULL ? ptr : NULL;
@@ -876,7 +871,7 @@ int hk_pool_owns(const hk_pool_t *pool, const void *ptr)
 
 /* ---- a set of pools ---- */
 
-HK_DEFINE_OPS_REALLOC(hk_poolset, hk_poolset_t, "poolset", NULL);
+HK_DEFINE_OPS(hk_poolset, hk_poolset_t, "poolset", NULL);
 
 static int classes_valid(const hk_pool_class_t *classes, size_t n_classes)
 {
@@ -984,12 +979,6 @@ hk_heap_t *hk_poolset_heap(hk_poolset_t *set) { return &set->heap; }
 
 hk_pool_t *hk_poolset_pool(hk_poolset_t *set, size_t i) { return i < set->n ? set->pools[i] : NULL; }
 
-static void *set_fail(hk_poolset_t *set)
-{
-    set->heap.stats.fail_count++;
-    return NULL;
-}
-
 /* The general path: level 2, or damage found on a list (contained by pop, which may empty the class). */
 static POOL_SLOW_PATH void *set_take(hk_poolset_t *set, uint32_t fits, size_t size)
 {
@@ -1001,7 +990,7 @@ static POOL_SLOW_PATH void *set_take(hk_poolset_t *set, uint32_t fits, size_t si
             return grant(p, h, size);
         }
     }
-    return set_fail(set);
+    return NULL;
 }
 
 void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
@@ -1015,7 +1004,7 @@ void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
     size_t free_bytes;
     size_t min_free;
     if (mask == 0) {
-        return set_fail(set);
+        return NULL;
     }
     p = set->pools[hk_ffs32(mask)];
     payload = payload_at(p, p->head); /* not 0: the class's avail bit is set */
@@ -1040,7 +1029,6 @@ void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
 void *hk_poolset_aligned_alloc(hk_poolset_t *set, size_t alignment, size_t size)
 {
     if (!hk_is_pow2(alignment) || alignment > HK_ALIGN) {
-        set->heap.stats.fail_count++;
         return NULL;
     }
     return hk_poolset_malloc(set, size);
@@ -1159,31 +1147,15 @@ void hk_poolset_free(hk_poolset_t *set, void *ptr)
     set->heap.stats.free_bytes += p->stride;
 }
 
-void *hk_poolset_realloc(hk_poolset_t *set, void *ptr, size_t size)
+void *hk_poolset_resize(hk_poolset_t *set, void *ptr, size_t size)
 {
     hk_pool_t *p;
-    pool_hdr_t *h;
-    void *moved;
-    if (ptr == NULL) {
-        return hk_poolset_malloc(set, size);
+    pool_hdr_t *h = set_lookup(set, ptr, &p);
+    if (h == NULL || size > p->max_request) {
+        return NULL; /* misuse, reported; or the class is too small: hk_realloc moves it */
     }
-    if (size == 0) {
-        hk_poolset_free(set, ptr);
-        return NULL;
-    }
-    h = set_lookup(set, ptr, &p);
-    if (h == NULL) {
-        return NULL;
-    }
-    if (size <= p->max_request) {
-        resize(p, h, size);
-        return ptr;
-    }
-    moved = hk_realloc_by_move(&set->heap, ptr, HK_CANARIES ? h->word : p->max_request, size);
-    if (moved != NULL) {
-        set->heap.stats.realloc_count++;
-    }
-    return moved;
+    set_request(p, h, size);
+    return ptr;
 }
 
 size_t hk_poolset_usable_size(hk_poolset_t *set, const void *ptr)

@@ -59,13 +59,15 @@
  * requested are read from the state table by get_stats, and free_count is
  * alloc_count less the blocks in use. peak_used is capacity - min_ever_free
  * (the high-water mark of gross used bytes). heap.stats keeps the capacity and the
- * counters the uniform layer and hk_report() touch (fail_count from
- * hk_calloc/hk_aligned_alloc, error_count). A snapshot taken while other
+ * counters the uniform layer and hk_report() touch (fail_count and
+ * realloc_count from hk_malloc/hk_realloc and the rest of the uniform calls,
+ * error_count); direct calls count no failures. A snapshot taken while other
  * contexts allocate may mix moments (and under concurrency the high-water
  * mark may count a block popped while another was being pushed); with
  * nothing running concurrently it is exact. Misuse reports count
- * error_count without atomics: misuse reported from two contexts at once
- * can lose a count (the hook still runs).
+ * error_count, and the uniform layer fail_count and realloc_count, without
+ * atomics: two contexts counting at once can lose a count (the hook still
+ * runs, the calls themselves stay lock-free and correct).
  *
  * Cortex-M0/M0+ (ARMv6-M) have no exclusive access instructions: this file
  * compiles there, but the compiler calls libatomic's __atomic_* functions,
@@ -86,7 +88,7 @@
  *      payload, which only level 2 watches.
  *   2  level 1, plus a canary (usable_size() is the requested size; the rest
  *      of the block, at least LF_CANARY_ROOM bytes, holds HK_CANARY_BYTE,
- *      checked on free, realloc and usable_size) and poison (free blocks hold
+ *      checked on free, resize and usable_size) and poison (free blocks hold
  *      HK_POISON_BYTE from init and from every free, checked when malloc has
  *      taken the block; a block found written is reported and taken out of
  *      service).
@@ -145,8 +147,6 @@ struct hk_lfpool {
     uintptr_t magic;          /* LF_MAGIC ^ the pool's address */
     size_t block_size;        /* as created: what hk_lfpool_alloc requests */
     atomic_size_t alloc_count;
-    atomic_size_t realloc_count;
-    atomic_size_t fail_count; /* this pool's; heap.stats.fail_count has the uniform layer's */
     atomic_size_t lost;       /* blocks taken out of service (DEAD) */
     _Atomic uint32_t state[]; /* one word per block: LF_FREE/LF_PRISTINE | next + 1, LF_USED | slack, LF_DEAD */
 };
@@ -171,12 +171,6 @@ static int word_pristine(uint32_t word) { return word - LF_PRISTINE <= LF_LOW; }
 static int word_used(const hk_lfpool_t *pool, uint32_t word) { return word - LF_USED <= pool->stride; }
 static size_t requested_of(const hk_lfpool_t *pool, uint32_t word) { return pool->stride - (word & LF_LOW); }
 
-static void *count_fail(hk_lfpool_t *pool)
-{
-    atomic_fetch_add_explicit(&pool->fail_count, 1u, memory_order_relaxed);
-    return NULL;
-}
-
 /* Level 2: the canary after a used block's request, the poison in a free block. */
 static int canary_ok(hk_lfpool_t *pool, uint32_t index, uint32_t word)
 {
@@ -190,7 +184,7 @@ static int poison_ok(hk_lfpool_t *pool, uint32_t index)
     return !HK_CANARIES || hk_filled(p, p + pool->stride, HK_POISON_BYTE);
 }
 
-HK_DEFINE_OPS_REALLOC(hk_lfpool, hk_lfpool_t, "lfpool", NULL);
+HK_DEFINE_OPS(hk_lfpool, hk_lfpool_t, "lfpool", NULL);
 
 hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_status_t *status)
 {
@@ -228,8 +222,6 @@ hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_stat
     pool->capacity = count * stride;
     pool->block_size = block_size;
     atomic_init(&pool->alloc_count, 0u);
-    atomic_init(&pool->realloc_count, 0u);
-    atomic_init(&pool->fail_count, 0u);
     atomic_init(&pool->lost, 0u);
     for (i = 0; i < pool->count; i++) {
         atomic_init(&pool->state[i], LF_PRISTINE | (i + 1u < pool->count ? i + 2u : 0u));
@@ -357,7 +349,7 @@ static LF_SLOW_PATH void *malloc_slow(hk_lfpool_t *pool, size_t size)
         uint32_t seen = 0;
         uint32_t e = pop(pool, &seen);
         if (e == 0) {
-            return count_fail(pool);
+            return NULL;
         }
         if (e == LF_DAMAGED) {
             drop_list(pool, seen);
@@ -374,14 +366,14 @@ void *hk_lfpool_malloc(hk_lfpool_t *pool, size_t size)
     uint32_t seen;
     uint32_t e;
     if (size > pool->max_request) {
-        return count_fail(pool);
+        return NULL;
     }
     if (HK_CANARIES) {
         return malloc_slow(pool, size);
     }
     e = pop(pool, &seen);
     if (e == 0) {
-        return count_fail(pool);
+        return NULL;
     }
     if (HK_CHECKS && e == LF_DAMAGED) {
         return malloc_slow(pool, size);
@@ -484,18 +476,11 @@ void hk_lfpool_free(hk_lfpool_t *pool, void *ptr)
     push(pool, index);
 }
 
-void *hk_lfpool_realloc(hk_lfpool_t *pool, void *ptr, size_t size)
+void *hk_lfpool_resize(hk_lfpool_t *pool, void *ptr, size_t size)
 {
     uint32_t index;
     uint32_t word;
 
-    if (ptr == NULL) {
-        return hk_lfpool_malloc(pool, size);
-    }
-    if (size == 0) {
-        hk_lfpool_free(pool, ptr);
-        return NULL;
-    }
     index = block_index(pool, ptr);
     if (index == LF_LOW) {
         return NULL;
@@ -506,7 +491,7 @@ void *hk_lfpool_realloc(hk_lfpool_t *pool, void *ptr, size_t size)
             return NULL;
         }
         if (size > pool->max_request) {
-            return count_fail(pool); /* no larger block to move to */
+            return NULL; /* no block is larger: hk_realloc's malloc fails too */
         }
     } while (!atomic_compare_exchange_weak_explicit(&pool->state[index], &word,
                                                     LF_USED | (uint32_t)(pool->stride - size), memory_order_relaxed,
@@ -514,7 +499,6 @@ void *hk_lfpool_realloc(hk_lfpool_t *pool, void *ptr, size_t size)
     if (HK_CANARIES) {
         hk_fill((unsigned char *)ptr + size, (unsigned char *)ptr + pool->stride, HK_CANARY_BYTE);
     }
-    atomic_fetch_add_explicit(&pool->realloc_count, 1u, memory_order_relaxed);
     return ptr;
 }
 
@@ -581,8 +565,6 @@ void hk_lfpool_get_stats(hk_lfpool_t *pool, hk_stats_t *out)
     out->peak_used = out->capacity - out->min_ever_free;
     out->largest_free = out->free_blocks != 0 ? pool->stride : 0;
     out->smallest_free = out->largest_free;
-    out->realloc_count = atomic_load_explicit(&pool->realloc_count, memory_order_relaxed);
-    out->fail_count = pool->heap.stats.fail_count + atomic_load_explicit(&pool->fail_count, memory_order_relaxed);
 }
 
 void hk_lfpool_walk(hk_lfpool_t *pool, hk_walk_fn visit, void *ctx)

@@ -201,6 +201,8 @@ static void test_smallest_arena_holds_one_block(void **state)
     p = hk_buddy_malloc(h, fill(MB));
     assert_non_null(p);
     assert_null(hk_buddy_malloc(h, 1));
+    assert_int_equal(stats_of(h).fail_count, 0); /* direct calls count no failures */
+    assert_null(hk_malloc(hk_buddy_heap(h), 1));
     assert_int_equal(stats_of(h).fail_count, 1);
     hk_buddy_free(h, p);
     assert_int_equal(hk_buddy_check(h), 0);
@@ -433,7 +435,7 @@ static void realloc_in_place(int lazy)
     s = stats_of(h);
 
     /* Grow: p is the lower buddy and atoms 1..3 are free, so it absorbs them. */
-    q = (unsigned char *)hk_buddy_realloc(h, p, 3 * MB);
+    q = (unsigned char *)hk_realloc(hk_buddy_heap(h), p, 3 * MB);
     assert_ptr_equal(q, p);
     assert_int_equal(hk_buddy_usable_size(h, q), usable_of(4 * MB, 3 * MB));
     assert_int_equal(stats_of(h).coalesce_count, s.coalesce_count + 2);
@@ -444,18 +446,18 @@ static void realloc_in_place(int lazy)
     assert_int_equal(hk_buddy_check(h), 0);
     fill_pattern(q, 3 * MB, 2);
 
-    q = (unsigned char *)hk_buddy_realloc(h, q, fill(16 * MB));
+    q = (unsigned char *)hk_realloc(hk_buddy_heap(h), q, fill(16 * MB));
     assert_ptr_equal(q, p);
     assert_pattern(q, 3 * MB, 2);
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* Same order: nothing moves. */
-    assert_ptr_equal(hk_buddy_realloc(h, q, 9 * MB), p);
+    assert_ptr_equal(hk_realloc(hk_buddy_heap(h), q, 9 * MB), p);
     assert_int_equal(hk_buddy_usable_size(h, q), usable_of(16 * MB, 9 * MB));
 
     /* Shrink: the upper halves go back to the free lists. */
     s = stats_of(h);
-    q = (unsigned char *)hk_buddy_realloc(h, q, fill(MB));
+    q = (unsigned char *)hk_realloc(hk_buddy_heap(h), q, fill(MB));
     assert_ptr_equal(q, p);
     assert_int_equal(hk_buddy_usable_size(h, q), usable_of(MB, fill(MB)));
     assert_int_equal(stats_of(h).split_count, s.split_count + 4);
@@ -468,7 +470,7 @@ static void realloc_in_place(int lazy)
     b = (unsigned char *)hk_buddy_malloc(h, fill(MB));
     assert_ptr_equal(b, p + MB);
     fill_pattern(b, fill(MB), 3);
-    a = (unsigned char *)hk_buddy_realloc(h, q, fill(2 * MB));
+    a = (unsigned char *)hk_realloc(hk_buddy_heap(h), q, fill(2 * MB));
     assert_non_null(a);
     assert_ptr_not_equal(a, p);
     assert_pattern(a, fill(MB), 2);
@@ -477,7 +479,7 @@ static void realloc_in_place(int lazy)
     assert_int_equal(hk_buddy_check(h), 0);
 
     /* b is the upper buddy of its pair: it cannot grow in place either. */
-    q = (unsigned char *)hk_buddy_realloc(h, b, fill(2 * MB));
+    q = (unsigned char *)hk_realloc(hk_buddy_heap(h), b, fill(2 * MB));
     assert_non_null(q);
     assert_ptr_not_equal(q, b);
     assert_pattern(q, fill(MB), 3);
@@ -485,15 +487,15 @@ static void realloc_in_place(int lazy)
 
     /* Too big: NULL, the block and its content stay. */
     s = stats_of(h);
-    assert_null(hk_buddy_realloc(h, q, 64 * MB));
+    assert_null(hk_realloc(hk_buddy_heap(h), q, 64 * MB));
     assert_int_equal(stats_of(h).fail_count, s.fail_count + 1);
     assert_int_equal(hk_buddy_usable_size(h, q), usable_of(2 * MB, fill(2 * MB)));
     assert_pattern(q, fill(MB), 3);
 
     /* realloc(p, 0) frees, realloc(NULL, n) allocates. */
-    assert_null(hk_buddy_realloc(h, q, 0));
+    assert_null(hk_realloc(hk_buddy_heap(h), q, 0));
     assert_int_equal(stats_of(h).used_blocks, 1);
-    q = (unsigned char *)hk_buddy_realloc(h, NULL, 3);
+    q = (unsigned char *)hk_realloc(hk_buddy_heap(h), NULL, 3);
     assert_non_null(q);
     assert_int_equal(hk_buddy_usable_size(h, q), usable_of(MB, 3));
     hk_buddy_free(h, q);
@@ -548,14 +550,17 @@ static void test_aligned_alloc(void **state)
         if (base_align <= 8192) {
             s = stats_of(h);
             assert_null(hk_buddy_aligned_alloc(h, 2 * base_align, 10));
+            assert_int_equal(stats_of(h).fail_count, s.fail_count); /* direct calls count no failures */
             assert_null(hk_aligned_alloc(hk_buddy_heap(h), 2 * base_align, 10));
-            assert_int_equal(stats_of(h).fail_count, s.fail_count + 2);
+            assert_int_equal(stats_of(h).fail_count, s.fail_count + 1);
             assert_int_equal(stats_of(h).used_blocks, 0);
             saw_limited = 1;
         }
         s = stats_of(h);
         assert_null(hk_buddy_aligned_alloc(h, 48, 10)); /* not a power of two */
         assert_null(hk_buddy_aligned_alloc(h, 64, SIZE_MAX));
+        assert_null(hk_aligned_alloc(hk_buddy_heap(h), 48, 10));
+        assert_null(hk_aligned_alloc(hk_buddy_heap(h), 64, SIZE_MAX));
         assert_int_equal(stats_of(h).fail_count, s.fail_count + 2);
         assert_int_equal(hk_buddy_check(h), 0);
     }
@@ -665,7 +670,7 @@ static void test_lazy_merges_are_bounded(void **state)
 
     while (big == NULL) {
         size_t before = stats_of(h).coalesce_count;
-        big = (unsigned char *)hk_buddy_malloc(h, fill(32 * MB));
+        big = (unsigned char *)hk_malloc(hk_buddy_heap(h), fill(32 * MB)); /* uniform: failures counted */
         assert_true(stats_of(h).coalesce_count - before <= TOP);
         assert_int_equal(hk_buddy_check(h), 0);
         assert_true(++calls <= 32);
@@ -779,7 +784,7 @@ static void misuse(int lazy)
     expect_error(&log, ++n, HK_ERR_FOREIGN_PTR, base - 1);
     hk_buddy_free(h, base + 64 * MB);
     expect_error(&log, ++n, HK_ERR_FOREIGN_PTR, base + 64 * MB);
-    assert_null(hk_buddy_realloc(h, &local_var, 10));
+    assert_null(hk_realloc(hk_buddy_heap(h), &local_var, 10));
     expect_error(&log, ++n, HK_ERR_FOREIGN_PTR, &local_var);
     assert_int_equal(hk_buddy_usable_size(h, &local_var), 0);
     expect_error(&log, ++n, HK_ERR_FOREIGN_PTR, &local_var);
@@ -795,7 +800,7 @@ static void misuse(int lazy)
     expect_error(&log, ++n, HK_ERR_INTERIOR_PTR, p + MB);
     hk_buddy_free(h, base + 40 * MB); /* inside the free order-5 block */
     expect_error(&log, ++n, HK_ERR_INTERIOR_PTR, base + 40 * MB);
-    assert_null(hk_buddy_realloc(h, p + 2 * MB, 1));
+    assert_null(hk_realloc(hk_buddy_heap(h), p + 2 * MB, 1));
     expect_error(&log, ++n, HK_ERR_INTERIOR_PTR, p + 2 * MB);
     assert_int_equal(hk_buddy_check(h), 0);
     assert_stats_unchanged(&s, h, (size_t)n);
@@ -805,7 +810,7 @@ static void misuse(int lazy)
     s = stats_of(h);
     hk_buddy_free(h, q);
     expect_error(&log, ++n, HK_ERR_DOUBLE_FREE, q);
-    assert_null(hk_buddy_realloc(h, q, 100));
+    assert_null(hk_realloc(hk_buddy_heap(h), q, 100));
     expect_error(&log, ++n, HK_ERR_DOUBLE_FREE, q);
     hk_buddy_free(h, base + 32 * MB);
     expect_error(&log, ++n, HK_ERR_DOUBLE_FREE, base + 32 * MB);
@@ -1220,7 +1225,7 @@ static void test_canary_checked_on_free_and_realloc(void **state)
     a = (unsigned char *)hk_buddy_malloc(h, 20);
     a[20] ^= 0xFFu;
     assert_int_equal(hk_buddy_check(h), HK_CHECK_CANARY);
-    q = (unsigned char *)hk_buddy_realloc(h, a, 24);
+    q = (unsigned char *)hk_realloc(hk_buddy_heap(h), a, 24);
     expect_error(&log, 1, HK_ERR_CORRUPT, a);
     assert_ptr_equal(q, a); /* same block: the realloc went on */
     assert_int_equal(hk_buddy_usable_size(h, q), 24);
@@ -1247,6 +1252,10 @@ static void test_huge_and_zero_requests(void **state)
     assert_null(hk_buddy_malloc(h, SIZE_MAX));
     assert_null(hk_buddy_malloc(h, SIZE_MAX - MB));
     assert_null(hk_buddy_malloc(h, s.largest_free + 1));
+    assert_int_equal(stats_of(h).fail_count, 0); /* direct calls count no failures */
+    assert_null(hk_malloc(u, SIZE_MAX));
+    assert_null(hk_malloc(u, SIZE_MAX - MB));
+    assert_null(hk_malloc(u, s.largest_free + 1));
     assert_null(hk_calloc(u, SIZE_MAX / 2, 4));
     assert_int_equal(stats_of(h).fail_count, 4);
 
@@ -1256,7 +1265,7 @@ static void test_huge_and_zero_requests(void **state)
     assert_non_null(b);
     assert_ptr_not_equal(a, b);
     assert_int_equal(hk_buddy_usable_size(h, a), usable_of(MB, 1)); /* level 2 serves malloc(0) as malloc(1) */
-    assert_null(hk_buddy_realloc(h, a, SIZE_MAX));
+    assert_null(hk_realloc(hk_buddy_heap(h), a, SIZE_MAX));
     assert_int_equal(hk_buddy_usable_size(h, a), usable_of(MB, 1));
     assert_int_equal(stats_of(h).fail_count, 5);
     hk_buddy_free(h, NULL);
@@ -1345,7 +1354,7 @@ static void stress(int lazy, size_t min_block, uint32_t seed)
             hk_buddy_free(h, slot[k]);
             slot[k] = NULL;
         } else if (slot[k] != NULL && op < 75) {
-            void *p = hk_buddy_realloc(h, slot[k], size);
+            void *p = hk_realloc(hk_buddy_heap(h), slot[k], size);
             if (size == 0) {
                 assert_null(p);
                 slot[k] = NULL;
@@ -1424,7 +1433,7 @@ static void test_lazy_realloc_grows_into_parked_buddy(void **state)
     }
     assert_true(lower != SIZE_MAX);
     hk_buddy_free(b, blocks[lower + 1]);
-    assert_ptr_equal(hk_buddy_realloc(b, blocks[lower], fill(32)), blocks[lower]);
+    assert_ptr_equal(hk_realloc(hk_buddy_heap(b), blocks[lower], fill(32)), blocks[lower]);
     assert_int_equal(hk_buddy_usable_size(b, blocks[lower]), usable_of(32, fill(32)));
     assert_int_equal(hk_buddy_check(b), 0);
 }

@@ -212,6 +212,10 @@ static void malloc_refuses_what_cannot_fit(void **state)
     for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
         assert_null(hk_bump_malloc(h, huge[i]));
     }
+    assert_int_equal(stats_of(h).fail_count, 0); /* direct calls count no failures */
+    for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+        assert_null(hk_malloc(hk_bump_heap(h), huge[i]));
+    }
     s = stats_of(h);
     assert_int_equal(s.fail_count, i);
     assert_int_equal(s.free_bytes, s0.free_bytes);
@@ -221,6 +225,7 @@ static void malloc_refuses_what_cannot_fit(void **state)
     s = stats_of(h);
     assert_stats_full(&s);
     assert_null(hk_bump_malloc(h, 0));
+    assert_null(hk_malloc(hk_bump_heap(h), 0));
     assert_int_equal(stats_of(h).fail_count, i + 1);
     assert_int_equal(hk_bump_check(h), 0);
 }
@@ -230,7 +235,7 @@ static void malloc_fills_to_the_last_byte(void **state)
     hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
     size_t n = 0;
     (void)state;
-    while (hk_bump_malloc(h, 24) != NULL) {
+    while (hk_malloc(hk_bump_heap(h), 24) != NULL) {
         n++;
     }
     assert_true(n > 0);
@@ -355,13 +360,13 @@ static void check_catches_bad_counters(void **state)
 static void realloc_degenerate_cases(void **state)
 {
     hk_bump_t *h = make(arena, ARENA_SIZE, NULL);
-    void *p = hk_bump_realloc(h, NULL, 30);
+    void *p = hk_realloc(hk_bump_heap(h), NULL, 30);
     hk_stats_t s = stats_of(h);
     (void)state;
     assert_non_null(p);
     assert_int_equal(s.alloc_count, 1);
     assert_int_equal(s.realloc_count, 0);
-    assert_null(hk_bump_realloc(h, p, 0));
+    assert_null(hk_realloc(hk_bump_heap(h), p, 0));
     s = stats_of(h);
     assert_int_equal(s.free_count, 1);
     assert_int_equal(s.used_blocks, 0);
@@ -377,7 +382,7 @@ static void realloc_grows_the_last_block_in_place(void **state)
     hk_stats_t s;
     (void)state;
     memset(p, 0x3C, 20);
-    assert_ptr_equal(hk_bump_realloc(h, p, 300), p);
+    assert_ptr_equal(hk_realloc(hk_bump_heap(h), p, 300), p);
     s = stats_of(h);
     assert_int_equal(s.free_bytes, before.free_bytes - (gross(300) - gross(20)));
     assert_int_equal(s.used_requested, 300);
@@ -387,9 +392,9 @@ static void realloc_grows_the_last_block_in_place(void **state)
     assert_int_equal(hk_bump_usable_size(h, p), usable(300));
     assert_int_equal(p[19], 0x3C);
     /* Growing to exactly the end of the span still works in place. */
-    assert_ptr_equal(hk_bump_realloc(h, p, s.capacity - HDR - ROOM), p);
+    assert_ptr_equal(hk_realloc(hk_bump_heap(h), p, s.capacity - HDR - ROOM), p);
     assert_int_equal(stats_of(h).free_bytes, 0);
-    assert_null(hk_bump_realloc(h, p, s.capacity));
+    assert_null(hk_realloc(hk_bump_heap(h), p, s.capacity));
     assert_int_equal(stats_of(h).fail_count, 1);
     assert_int_equal(hk_bump_usable_size(h, p), s.capacity - HDR - ROOM);
     assert_int_equal(hk_bump_check(h), 0);
@@ -402,7 +407,7 @@ static void realloc_shrinks_the_last_block_into_the_tail(void **state)
     hk_stats_t before = stats_of(h);
     (void)state;
     memset(p, 0x77, 400);
-    assert_ptr_equal(hk_bump_realloc(h, p, 10), p);
+    assert_ptr_equal(hk_realloc(hk_bump_heap(h), p, 10), p);
     assert_int_equal(stats_of(h).free_bytes, before.free_bytes + gross(400) - gross(10));
     assert_int_equal(stats_of(h).used_requested, 10);
     assert_int_equal(p[9], 0x77);
@@ -423,7 +428,7 @@ static void realloc_moves_a_block_that_is_not_last(void **state)
     for (i = 0; i < 32; i++) {
         a[i] = (unsigned char)i;
     }
-    m = hk_bump_realloc(h, a, 100);
+    m = hk_realloc(hk_bump_heap(h), a, 100);
     assert_non_null(m);
     assert_true(m > b);
     for (i = 0; i < 32; i++) {
@@ -450,7 +455,7 @@ static void realloc_shrinking_a_middle_block_cuts_a_dead_rest(void **state)
     const walk_log_t *w;
     (void)state;
     memset(a, 0x42, 200);
-    assert_ptr_equal(hk_bump_realloc(h, a, 5), a);
+    assert_ptr_equal(hk_realloc(hk_bump_heap(h), a, 5), a);
     s = stats_of(h);
     assert_int_equal(s.split_count, before.split_count + 1);
     assert_int_equal(s.free_bytes, before.free_bytes);
@@ -470,7 +475,7 @@ static void realloc_shrinking_a_middle_block_cuts_a_dead_rest(void **state)
     /* Same gross size: nothing to cut. */
     a = hk_bump_malloc(h, 20);
     b = hk_bump_malloc(h, 8);
-    assert_ptr_equal(hk_bump_realloc(h, a, 17), a);
+    assert_ptr_equal(hk_realloc(hk_bump_heap(h), a, 17), a);
     assert_int_equal(stats_of(h).split_count, s.split_count);
     assert_int_equal(hk_bump_check(h), 0);
 }
@@ -486,8 +491,8 @@ static void realloc_failure_leaves_the_block(void **state)
     assert_non_null(b);
     memset(a, 0x99, 16);
     before = stats_of(h);
-    assert_null(hk_bump_realloc(h, a, SIZE_MAX));
-    assert_null(hk_bump_realloc(h, a, ARENA_SIZE));
+    assert_null(hk_realloc(hk_bump_heap(h), a, SIZE_MAX));
+    assert_null(hk_realloc(hk_bump_heap(h), a, ARENA_SIZE));
     s = stats_of(h);
     assert_int_equal(s.fail_count, before.fail_count + 2);
     assert_int_equal(s.free_bytes, before.free_bytes);
@@ -555,6 +560,12 @@ static void aligned_alloc_refuses_bad_alignments(void **state)
     }
     assert_null(hk_bump_aligned_alloc(h, (SIZE_MAX >> 1) + 1, 8));
     assert_null(hk_bump_aligned_alloc(h, 64, SIZE_MAX));
+    assert_int_equal(stats_of(h).fail_count, 0); /* direct calls count no failures */
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_null(hk_aligned_alloc(hk_bump_heap(h), bad[i], 8));
+    }
+    assert_null(hk_aligned_alloc(hk_bump_heap(h), (SIZE_MAX >> 1) + 1, 8));
+    assert_null(hk_aligned_alloc(hk_bump_heap(h), 64, SIZE_MAX));
     assert_int_equal(stats_of(h).fail_count, i + 2);
     assert_int_equal(stats_of(h).free_bytes, stats_of(h).capacity);
     p = hk_bump_aligned_alloc(h, HK_ALIGN, 8);
@@ -730,7 +741,7 @@ static void test_canary_after_the_request(void **state)
     (void)hk_bump_malloc(h, 10); /* a is not last: realloc keeps it in place only when shrinking */
     a[10] = 0;
     assert_int_equal(hk_bump_check(h), HK_CHECK_CANARY);
-    assert_ptr_equal(hk_bump_realloc(h, a, 9), a);
+    assert_ptr_equal(hk_realloc(hk_bump_heap(h), a, 9), a);
     expect_error(&log, 1, HK_ERR_CORRUPT, a);
     assert_int_equal(hk_bump_check(h), HK_CHECK_OK); /* the new canary is whole */
     a[9] ^= 0xFFu;
@@ -798,7 +809,7 @@ static void reset_forgets_everything(void **state)
     a = hk_bump_malloc(h, 8);
     b = hk_bump_malloc(h, 8);
     hk_bump_free(h, a);
-    assert_null(hk_bump_malloc(h, SIZE_MAX));
+    assert_null(hk_malloc(hk_bump_heap(h), SIZE_MAX));
     hk_bump_reset(h);
     s = stats_of(h);
     assert_stats_empty(&s);

@@ -603,6 +603,29 @@ typedef struct trio {
 
 #define TRIO_TRIES 8u
 
+typedef struct block_end {
+    const void *payload;
+    uintptr_t end;
+} block_end_t;
+
+static void find_block_end(void *ctx, const hk_block_info_t *info)
+{
+    block_end_t *e = (block_end_t *)ctx;
+    if (info->payload == e->payload) {
+        e->end = (uintptr_t)info->start + info->size;
+    }
+}
+
+/* Where the block holding payload p ends (its slack and canary room included), per hk_walk; 0 if not found. */
+static uintptr_t block_end_of(hk_heap_t *heap, const void *p)
+{
+    block_end_t e;
+    e.payload = p;
+    e.end = 0;
+    hk_walk(heap, find_block_end, &e);
+    return e.end;
+}
+
 /*
  * x, y, z = malloc(64). With adjacent set, y must start right after x's
  * usable bytes (past y's header, if any): where the first blocks do not lie
@@ -636,13 +659,17 @@ static int make_trio(ctx_t *ctx, trio_t *t, int adjacent)
         }
         for (i = 0; i <= k && t->x == NULL; i++) {
             uintptr_t end = (uintptr_t)p[i] + hk_usable_size(ctx->heap, p[i]);
+            size_t near = k + 1u; /* y is the block right after x: the nearest one past its end */
             for (j = 0; j <= k; j++) {
-                if ((uintptr_t)p[j] >= end && (uintptr_t)p[j] - end <= MAX_GAP) {
-                    t->x = p[i];
-                    t->y = p[j];
-                    t->z = p[i != 0 && j != 0 ? 0 : i != 1 && j != 1 ? 1 : 2];
-                    break;
+                if ((uintptr_t)p[j] >= end && (uintptr_t)p[j] - end <= MAX_GAP &&
+                    (near > k || (uintptr_t)p[j] < (uintptr_t)p[near])) {
+                    near = j;
                 }
+            }
+            if (near <= k) {
+                t->x = p[i];
+                t->y = p[near];
+                t->z = p[i != 0 && near != 0 ? 0 : i != 1 && near != 1 ? 1 : 2];
             }
         }
         if (t->x != NULL) {
@@ -695,11 +722,14 @@ static int run_case(ctx_t *x)
         }
         if (c->family == F_OVERFLOW_USED) {
             blk_t *y = &x->b[index_of(x, t.y)];
+            /* Damaged bytes inside x's own block (its slack) are x's: freed with it, not held with y. */
+            uintptr_t x_end = block_end_of(x->heap, t.x);
+            uintptr_t held = x_end > (uintptr_t)at ? x_end : (uintptr_t)at;
             y->damaged = 1;
             y->dmg_lo = (uintptr_t)at;
             y->dmg_hi = (uintptr_t)at + c->n;
-            if (y->dmg_lo < y->lo) {
-                y->lo = y->dmg_lo;
+            if (held < y->lo) {
+                y->lo = held;
             }
         }
         if (model_free(x, index_of(x, t.x), "free(x)")) {

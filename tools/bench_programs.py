@@ -2,7 +2,7 @@
 """Wall time, CPU time and peak RSS of real programs under each malloc.
 
 The programs are those of tests/posix/programs.sh (python3, sqlite3, git,
-gcc). Each runs under glibc's malloc, Debian's mimalloc and jemalloc
+gcc; python-malloc, Python with PYTHONMALLOC=malloc, on request). Each runs under glibc's malloc, Debian's mimalloc and jemalloc
 (LD_PRELOAD, found like the lab finds them) and libheapkit_malloc.so with
 each heapkit allocator. Runs are interleaved: every round runs every
 (allocator, program) pair once, the allocators in a rotated order, so a
@@ -111,9 +111,11 @@ def main() -> None:
     if args.lib is not None and not args.lib.is_file():
         fail(f"--lib: {args.lib}: no such file (build it: make build)")
     lib = args.lib.resolve() if args.lib else None
-    known = subprocess.run([str(PROGRAMS_SH), "list"], capture_output=True, text=True,
+    known = subprocess.run([str(PROGRAMS_SH), "list-all"], capture_output=True, text=True,
                            check=True).stdout.split()
-    programs = args.programs.split(",") if args.programs else known
+    programs = (args.programs.split(",") if args.programs
+                else subprocess.run([str(PROGRAMS_SH), "list"], capture_output=True, text=True,
+                                    check=True).stdout.split())
     for p in programs:
         if p not in known:
             fail(f"--programs: {p}: unknown (one of {', '.join(known)})")

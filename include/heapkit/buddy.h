@@ -95,7 +95,8 @@ hk_heap_t *hk_buddy_heap(hk_buddy_t *heap);
 
 void *hk_buddy_malloc(hk_buddy_t *heap, size_t size);
 void *hk_buddy_aligned_alloc(hk_buddy_t *heap, size_t alignment, size_t size);
-void *hk_buddy_realloc(hk_buddy_t *heap, void *ptr, size_t size);
+/* Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves. */
+void *hk_buddy_resize(hk_buddy_t *heap, void *ptr, size_t size);
 void hk_buddy_free(hk_buddy_t *heap, void *ptr);
 size_t hk_buddy_usable_size(hk_buddy_t *heap, const void *ptr);
 void hk_buddy_get_stats(hk_buddy_t *heap, hk_stats_t *out);

@@ -30,7 +30,8 @@ void hk_bump_reset(hk_bump_t *heap);
 
 void *hk_bump_malloc(hk_bump_t *heap, size_t size);
 void *hk_bump_aligned_alloc(hk_bump_t *heap, size_t alignment, size_t size);
-void *hk_bump_realloc(hk_bump_t *heap, void *ptr, size_t size);
+/* Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves. */
+void *hk_bump_resize(hk_bump_t *heap, void *ptr, size_t size);
 void hk_bump_free(hk_bump_t *heap, void *ptr);
 size_t hk_bump_usable_size(hk_bump_t *heap, const void *ptr);
 void hk_bump_get_stats(hk_bump_t *heap, hk_stats_t *out);

@@ -155,6 +155,10 @@ typedef struct hk_ops {
     void *(*malloc)(hk_heap_t *heap, size_t size);
     /* NULL where the allocator cannot honour alignments above HK_ALIGN. */
     void *(*aligned_alloc)(hk_heap_t *heap, size_t alignment, size_t size);
+    /*
+     * A whole realloc, for a wrapper of another library's allocator (the
+     * lab's peers); NULL for heapkit's allocators, which provide resize.
+     */
     void *(*realloc)(hk_heap_t *heap, void *ptr, size_t size);
     /*
      * Resize ptr's block in place to hold size bytes (ptr not NULL, size not
@@ -174,10 +178,13 @@ typedef struct hk_ops {
 
 /*
  * The uniform handle. It sits at the start of every allocator's control
- * block. stats holds what the allocator counts per operation (which fields,
- * is the allocator's business); read statistics through hk_get_stats(),
- * which derives the rest (used bytes and blocks, the peak, the
- * largest/smallest free block).
+ * block. stats holds what the allocator counts per operation: capacity and
+ * error_count always; free_bytes and min_ever_free in every allocator that
+ * regions or the FreeRTOS port can host (all but a lone pool and lfpool,
+ * which derive them), since those read them in O(1); the rest as the
+ * allocator chooses.
+ * Read statistics through hk_get_stats(), which derives the rest (used
+ * bytes and blocks, the peak, the largest/smallest free block).
  */
 struct hk_heap {
     const hk_ops_t *ops;

@@ -17,7 +17,7 @@
  *   hk_lfpool_t   an ISR-safe pool: lock-free, ABA-safe alloc and free on a
  *                 single 32-bit atomic head word (the seed's future work).
  *
- * Guarantees: malloc, free, realloc and usable_size are O(1) with valid
+ * Guarantees: malloc, free, resize and usable_size are O(1) with valid
  * pointers (lfpool: lock-free, O(1) per attempt); measured on the emulated
  * Cortex-M3 at -O2 by direct calls, HK_HARDENING 1, every call of the lab's
  * traces and directed worst case (heapkit bench --target cortex-m3):
@@ -70,7 +70,7 @@
  *   hk_poolset_t  its pools, 492 bytes of set control (a pool pointer per
  *                 possible class and the 32-entry size table) and the
  *                 bump's 104.
- *   hk_lfpool_t   140 bytes of control.
+ *   hk_lfpool_t   132 bytes of control.
  */
 #ifndef HEAPKIT_POOL_H
 #define HEAPKIT_POOL_H
@@ -151,9 +151,13 @@ void *hk_pool_alloc_blocking(hk_pool_t *pool, uint32_t timeout_ticks);
  */
 int hk_pool_release(void *ptr);
 
-/* The uniform set: malloc(size <= block size); realloc never moves. */
+/* The uniform set: malloc(size <= block size). */
 void *hk_pool_malloc(hk_pool_t *pool, size_t size);
-void *hk_pool_realloc(hk_pool_t *pool, void *ptr, size_t size);
+/*
+ * Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves.
+ * A pool has no larger block: NULL above the block size, where hk_realloc() fails too.
+ */
+void *hk_pool_resize(hk_pool_t *pool, void *ptr, size_t size);
 void hk_pool_free(hk_pool_t *pool, void *ptr);
 size_t hk_pool_usable_size(hk_pool_t *pool, const void *ptr);
 void hk_pool_get_stats(hk_pool_t *pool, hk_stats_t *out);
@@ -196,8 +200,11 @@ hk_pool_t *hk_poolset_pool(hk_poolset_t *set, size_t i);
 void *hk_poolset_malloc(hk_poolset_t *set, size_t size);
 /* Alignments up to HK_ALIGN only (the ops table has no aligned_alloc). */
 void *hk_poolset_aligned_alloc(hk_poolset_t *set, size_t alignment, size_t size);
-/* In place while the block's class holds size, else moved to the class malloc picks. */
-void *hk_poolset_realloc(hk_poolset_t *set, void *ptr, size_t size);
+/*
+ * Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves.
+ * In place while the block's class holds size; hk_realloc() moves it to the class malloc picks.
+ */
+void *hk_poolset_resize(hk_poolset_t *set, void *ptr, size_t size);
 void hk_poolset_free(hk_poolset_t *set, void *ptr);
 size_t hk_poolset_usable_size(hk_poolset_t *set, const void *ptr);
 void hk_poolset_get_stats(hk_poolset_t *set, hk_stats_t *out);
@@ -231,12 +238,13 @@ hk_heap_t *hk_lfpool_heap(hk_lfpool_t *pool);
 void *hk_lfpool_alloc(hk_lfpool_t *pool);
 
 /*
- * The uniform set. malloc, free, realloc and usable_size are lock-free and
+ * The uniform set. malloc, free, resize and usable_size are lock-free and
  * may run concurrently from tasks and ISRs; get_stats is a snapshot that is
  * exact when nothing runs concurrently; walk and check need the pool quiet.
  */
 void *hk_lfpool_malloc(hk_lfpool_t *pool, size_t size);
-void *hk_lfpool_realloc(hk_lfpool_t *pool, void *ptr, size_t size);
+/* Resize in place (ptr not NULL, size not 0): ptr, or NULL with nothing changed. hk_realloc() moves. */
+void *hk_lfpool_resize(hk_lfpool_t *pool, void *ptr, size_t size);
 void hk_lfpool_free(hk_lfpool_t *pool, void *ptr);
 size_t hk_lfpool_usable_size(hk_lfpool_t *pool, const void *ptr);
 void hk_lfpool_get_stats(hk_lfpool_t *pool, hk_stats_t *out);

@@ -19,7 +19,9 @@
  *   pool               one FCTMA pool of POOL_BLOCK-byte blocks carved from a
  *                      bump heap on the arena (not a catalog entry: the
  *                      catalog's poolset adds the size-class search), through
- *                      its direct hk_pool_malloc/hk_pool_free;
+ *                      its direct hk_pool_malloc/hk_pool_free, realloc through
+ *                      hk_realloc on the pool's heap (the uniform layer, as
+ *                      the catalog entries; no lock hooks);
  *   freertos-heap4/5   pvPortMalloc, vPortFree, pvPortCalloc (TGT_HAVE_FREERTOS);
  *                      no realloc, no aligned allocation; heap_4's ucHeap is
  *                      tgt_arena, heap_5 gets it with vPortDefineHeapRegions;
@@ -101,14 +103,15 @@ static int setup_pool(tgt_heap_t *h, uint8_t *arena, size_t size, const void *ar
     hk_bump_t *bump = hk_bump_init(arena, size, &st);
     hk_pool_t *pool = bump != NULL ? hk_pool_create(hk_bump_heap(bump), POOL_BLOCK, size / POOL_BYTES_PER_BLOCK) : NULL;
     (void)arg;
-    if (pool == NULL) {
+    /* One ctx serves the direct calls (the pool) and hk_realloc (its heap, the pool's first member). */
+    if (pool == NULL || (void *)hk_pool_heap(pool) != (void *)pool) {
         return -1;
     }
-    h->ctx = (uintptr_t)pool;
+    h->ctx = (uintptr_t)hk_pool_heap(pool);
     h->has_ctx = 1;
     h->malloc_fn = (const void *)hk_pool_malloc;
     h->free_fn = (const void *)hk_pool_free;
-    h->realloc_fn = (const void *)hk_pool_realloc;
+    h->realloc_fn = (const void *)hk_realloc;
     h->max_align = HK_ALIGN;
     return 0;
 }

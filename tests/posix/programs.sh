@@ -5,12 +5,15 @@
 #   programs.sh prepare DIR        write the inputs into DIR (once)
 #   programs.sh run PROGRAM DIR    run one program on them; its stdout is what
 #                                  must not depend on the allocator
-#   programs.sh list               the program names
+#   programs.sh list               the program names (list-all: with the
+#                                  benchmark-only ones)
 #
 # Programs: python (a non-trivial script; Python's own small-object
 # allocator takes objects up to 512 bytes from 256 KiB arenas, everything
 # larger goes to malloc; PYTHONMALLOC=malloc would send every object there,
-# which the sequential fits cannot serve in reasonable time), sqlite (a 100,000-row database built and
+# which the sequential fits cannot serve in reasonable time; python-malloc,
+# benchmark only, does exactly that, to compare the malloc replacements on
+# every object), sqlite (a 100,000-row database built and
 # queried), git (init, add and commit 300 files at fixed dates and names),
 # gcc (compile two of heapkit's sources and a generated file at -O2; object bytes
 # are hashed, and the linked program's output is printed).
@@ -19,6 +22,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 PROGRAMS="python sqlite git gcc"
+BENCH_ONLY="python-malloc"
 
 die() { echo "programs.sh: $*" >&2; exit 2; }
 
@@ -61,6 +65,7 @@ SQL
 }
 
 run_python() { PYTHONHASHSEED=0 /usr/bin/python3 "$1/workload.py"; }
+run_python_malloc() { PYTHONMALLOC=malloc run_python "$1"; }
 
 run_sqlite() {
   rm -f "$1/test.db"
@@ -101,11 +106,12 @@ run_gcc() {
 
 case "${1:-}" in
   list) echo "$PROGRAMS" ;;
+  list-all) echo "$PROGRAMS $BENCH_ONLY" ;;
   prepare) [ $# -eq 2 ] || die "usage: programs.sh prepare DIR"; prepare "$2" ;;
   run)
     [ $# -eq 3 ] || die "usage: programs.sh run PROGRAM DIR"
-    case " $PROGRAMS " in *" $2 "*) ;; *) die "$2: unknown program (one of: $PROGRAMS)" ;; esac
+    case " $PROGRAMS $BENCH_ONLY " in *" $2 "*) ;; *) die "$2: unknown program (one of: $PROGRAMS $BENCH_ONLY)" ;; esac
     [ -f "$3/workload.py" ] || die "$3: not prepared (run: programs.sh prepare $3)"
-    "run_$2" "$3" ;;
-  *) die "usage: programs.sh prepare DIR | run PROGRAM DIR | list" ;;
+    "run_${2//-/_}" "$3" ;;
+  *) die "usage: programs.sh prepare DIR | run PROGRAM DIR | list | list-all" ;;
 esac
