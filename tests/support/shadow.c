@@ -290,12 +290,12 @@ static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 /*
  * peak_used and min_ever_free after an operation: at least as extreme as the
- * state now, at most as extreme as the transient [peak_hi, min_lo].
+ * state now, at most as extreme as the transient min_lo; peak_used follows
+ * from min_ever_free.
  */
-static int check_marks(shadow_t *s, const hk_stats_t *st, size_t peak_hi, size_t min_lo)
+static int check_marks(shadow_t *s, const hk_stats_t *st, size_t min_lo)
 {
     size_t min_hi = min_sz(s->last.min_ever_free, st->free_bytes);
-    (void)peak_hi;
     min_lo = min_sz(min_lo, min_hi);
     /* peak_used is the high-water mark of gross used bytes: capacity - min_ever_free. */
     if (st->peak_used != st->capacity - st->min_ever_free) {
@@ -480,9 +480,9 @@ static int check_initial_state(shadow_t *s)
 }
 
 /* Shared tail of every operation. */
-static int finish_op(shadow_t *s, const hk_stats_t *st, size_t peak_hi, size_t min_lo)
+static int finish_op(shadow_t *s, const hk_stats_t *st, size_t min_lo)
 {
-    if (s->failed || check_stats(s, st) || check_marks(s, st, peak_hi, min_lo)) {
+    if (s->failed || check_stats(s, st) || check_marks(s, st, min_lo)) {
         return 1;
     }
     s->last = *st;
@@ -660,7 +660,7 @@ static int allocation(shadow_t *s, void *p, size_t size, size_t align, int zeroe
             return 1;
         }
     }
-    return finish_op(s, &after, 0, (size_t)-1);
+    return finish_op(s, &after, (size_t)-1);
 }
 
 /* A request that had to fail did: count the failure and close the operation. */
@@ -670,7 +670,7 @@ static int counted_failure(shadow_t *s)
     stats(s, &after);
     s->exp.fail_count++;
     s->sum.failures++;
-    return finish_op(s, &after, 0, (size_t)-1);
+    return finish_op(s, &after, (size_t)-1);
 }
 
 int shadow_malloc(shadow_t *s, size_t size)
@@ -783,7 +783,7 @@ int shadow_realloc(shadow_t *s, size_t index, size_t size)
         if (learn_convention(s, &s->conv_realloc_zero, &after, "realloc(p, 0)") || free_gain(s, &old, &before, &after)) {
             return 1;
         }
-        return finish_op(s, &after, 0, (size_t)-1);
+        return finish_op(s, &after, (size_t)-1);
     }
     if (p == NULL) {
         s->exp.fail_count++;
@@ -800,7 +800,7 @@ int shadow_realloc(shadow_t *s, size_t index, size_t size)
         if (check_contents(s, &old, old.requested, "by a failed realloc")) {
             return 1;
         }
-        return finish_op(s, &after, 0, (size_t)-1);
+        return finish_op(s, &after, (size_t)-1);
     }
     if (must_fail(s, size)) {
         return fail(s, "returned %p for a request that cannot fit", p);
@@ -812,7 +812,6 @@ int shadow_realloc(shadow_t *s, size_t index, size_t size)
         size_t da = after.alloc_count - s->exp.alloc_count;
         size_t df = after.free_count - s->exp.free_count;
         size_t reclaimed = reclaims(s) ? old.gross : 0;
-        size_t peak_hi = 0;
         size_t min_lo = (size_t)-1;
         sh_block_t nb = old;
         if (!((da == 0 && df == 0) || (da == 1 && df == 1 && p != old.ptr))) {
@@ -846,7 +845,6 @@ int shadow_realloc(shadow_t *s, size_t index, size_t size)
         }
         if (da == 1) {
             /* malloc-copy-free: both blocks were live for a moment */
-            peak_hi = s->sum_usable + old.usable + nb.usable;
             min_lo = after.free_bytes >= reclaimed ? after.free_bytes - reclaimed : 0;
         }
         keep = min_sz(old.requested, size);
@@ -854,7 +852,7 @@ int shadow_realloc(shadow_t *s, size_t index, size_t size)
             return 1;
         }
         fill(&nb, keep, size);
-        return finish_op(s, &after, peak_hi, min_lo);
+        return finish_op(s, &after, min_lo);
     }
 }
 
@@ -873,7 +871,7 @@ int shadow_free(shadow_t *s, size_t index)
         if (memcmp(&after, &before, sizeof(after)) != 0) {
             return fail(s, "free(NULL) changed the stats");
         }
-        return finish_op(s, &after, 0, (size_t)-1);
+        return finish_op(s, &after, (size_t)-1);
     }
     b = s->live[index];
     describe(s, "free(%#zx [%zu bytes, id %zu])", (size_t)(uintptr_t)b.ptr, b.requested, b.id, 0);
@@ -888,7 +886,7 @@ int shadow_free(shadow_t *s, size_t index)
     if (free_gain(s, &b, &before, &after)) {
         return 1;
     }
-    return finish_op(s, &after, 0, (size_t)-1);
+    return finish_op(s, &after, (size_t)-1);
 }
 
 int shadow_probe(shadow_t *s, size_t index)
