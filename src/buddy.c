@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Binary buddy allocator (Knuth, TAOCP vol. 1, 2.5) with control bytes kept
  * out of band in the style of SQLite's mem5, and optional lazy coalescing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bump: the fctma-pools seed's SimpleDMA, a pointer that only moves up.
  *

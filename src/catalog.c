@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The catalog of allocator configurations (see heapkit/catalog.h). */
 #include "heapkit/catalog.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the allocator sources: arithmetic on sizes and addresses,
  * the bookkeeping every allocator does on the counters in hk_heap_t.stats,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool: FCTMA, the fctma-pools seed's fast constant-time allocator, and sets
  * of pools serving several size classes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool: an ISR-safe pool, the fctma-pools seed's future work. Blocks of one
  * size, alloc and free lock-free and O(1), so an interrupt handler can take

@@ -30,19 +30,20 @@
  * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
  * 8 on 64-bit hosts or with HK_TAG_WIDE; 4 more at HK_HARDENING >= 2, which
  * also keeps 4 bytes of canary room); blocks are at least HK_TAG_MIN_BLOCK;
- * the control block holds one list head per (first, second) level, sized at init for
- * the arena at hand.
+ * the control block holds one list head per (first, second) level, sized
+ * at init for the arena at hand.
  *
  * Misuse detected (HK_HARDENING >= 1), all in constant time: foreign
  * pointers (range), interior pointers (alignment, and a block that fails
  * its structural check is told from one by a walk on the error path
  * only), double free (the tag says free), and damage: a block handed to
- * free, or taken off a list, must agree with both neighbours on its size,
- * and the links it is unlinked through must point inside the span at free
- * blocks that link back. Damage is reported and the damaged block is left
- * out of service: a damaged neighbour is not merged, a damaged list is
- * dropped whole (its blocks are lost, never handed out). Level 2 adds the
- * canary and the poison (tagged.h).
+ * free must agree with both neighbours on its size, a block taken off a
+ * list with its right neighbour, and the links followed must point inside
+ * the span at free blocks that link back. Damage is reported and the
+ * damaged block is left out of service: a damaged neighbour is not merged,
+ * a damaged list is dropped whole (its blocks are lost, never handed out);
+ * a right neighbour whose copy of a freed block's size alone is wrong is
+ * mended (tagged.h). Level 2 adds the canary and the poison (tagged.h).
  *
  * Statistics kept per operation: free bytes and blocks, its low-water mark,
  * the alloc, free, split and merge counts; get_stats derives the rest, and

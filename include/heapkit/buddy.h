@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * buddy: binary buddy system (Knuth) with optional lazy coalescing
  * (DELAY-2, Barkley & Lee). See src/buddy.c for the algorithm and bounds.

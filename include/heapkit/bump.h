@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bump: the fctma-pools seed's SimpleDMA. It only allocates; free is
  * counted but reclaims nothing until hk_bump_reset(). See src/bump.c.

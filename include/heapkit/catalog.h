@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The catalog: every ready-made allocator configuration, by name ("tlsf",
  * "seqfit-first", "buddy-lazy", ...). Tests, fuzzers, the lab and the ports

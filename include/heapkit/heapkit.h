@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heapkit: allocators for small RAM and hard deadlines, behind one interface.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool: the fctma-pools seed's FCTMA. Pools of equal-sized blocks carved
  * from any backing allocator at creation, so alloc and free only pop and

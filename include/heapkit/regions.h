@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * regions: one heap over several separate memory regions (FreeRTOS heap_5's
  * vPortDefineHeapRegions, or a heap that grows by mapping more memory).

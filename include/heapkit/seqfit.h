@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seqfit: sequential fits over an address-ordered free list with boundary
  * tags (first, next, best or worst fit, chosen at init). See src/seqfit.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsf: two-level segregated fit, O(1) malloc and free with immediate
  * coalescing. See src/tlsf.c.
