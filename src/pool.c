@@ -405,6 +405,7 @@ static pool_hdr_t *pop(hk_pool_t *p)
 /* Hand out h, just popped from p, for a request of size bytes. */
 static void *grant(hk_pool_t *p, pool_hdr_t *h, size_t size)
 {
+    HK_ASSERT(size <= p->max_request);
     h->owner = tagged(p, TAG_USED);
     h->word = size;
     if (HK_CANARIES) {
@@ -416,6 +417,7 @@ static void *grant(hk_pool_t *p, pool_hdr_t *h, size_t size)
 
 static void push(hk_pool_t *p, pool_hdr_t *h)
 {
+    HK_ASSERT(!HK_CHECKS || tag_of(p, h) == TAG_USED);
     if (HK_CANARIES) {
         hk_fill(payload_of(h), payload_end(p, h), HK_POISON_BYTE);
     }
@@ -964,7 +966,7 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
     }
     hk_heap_setup(&set->heap, &hk_poolset_ops, capacity);
     set->n = n_classes;
-    set->avail = (uint32_t)(((uint64_t)1u << n_classes) - 1u);
+    set->avail = ((uint32_t)1u << n_classes) - 1u; /* every class starts with blocks; n_classes < 32 */
     set->lo = blocks_of(set->pools[0]);
     set->span = blocks_end(set->pools[n_classes - 1u]) - set->lo;
     set->ctl = (uintptr_t)set->pools[0];
@@ -1008,7 +1010,8 @@ void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
         return NULL;
     }
     p = set->pools[hk_ffs32(mask)];
-    payload = payload_at(p, p->head); /* not 0: the class's avail bit is set */
+    HK_ASSERT(p->head != 0); /* the class's avail bit is set */
+    payload = payload_at(p, p->head);
     h = hdr_of(payload);
     next = h->word;
     if (HK_CANARIES || (HK_CHECKS && (!tag_is_free(tag_of(p, h)) || next > p->count))) {
