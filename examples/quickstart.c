@@ -15,7 +15,7 @@ static void on_error(void *ctx, hk_heap_t *heap, hk_error_t error, const void *p
 int main(void)
 {
     hk_status_t status;
-    hk_tlsf_t *tlsf = hk_tlsf_init(arena, sizeof arena, NULL, &status);
+    hk_tlsf_t *tlsf = hk_tlsf_init(arena, sizeof arena, &status);
     hk_heap_t *heap;
     hk_hooks_t hooks = {NULL, NULL, on_error, NULL};
     hk_stats_t stats;

@@ -48,17 +48,7 @@ static hk_heap_t *make_buddy_lazy(void *a, size_t n, hk_status_t *s) { return ma
 
 static hk_heap_t *make_tlsf(void *arena, size_t size, hk_status_t *status)
 {
-    hk_tlsf_t *h = hk_tlsf_init(arena, size, NULL, status);
-    return h != NULL ? hk_tlsf_heap(h) : NULL;
-}
-
-static hk_heap_t *make_tlsf_sl2(void *arena, size_t size, hk_status_t *status)
-{
-    hk_tlsf_config_t cfg;
-    hk_tlsf_t *h;
-    hk_memset(&cfg, 0, sizeof(cfg));
-    cfg.sl_log2 = 1;
-    h = hk_tlsf_init(arena, size, &cfg, status);
+    hk_tlsf_t *h = hk_tlsf_init(arena, size, status);
     return h != NULL ? hk_tlsf_heap(h) : NULL;
 }
 
@@ -141,7 +131,6 @@ static const hk_catalog_entry_t entries[] = {
     {"buddy", make_buddy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
     {"buddy-lazy", make_buddy_lazy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
     {"tlsf", make_tlsf, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
-    {"tlsf-sl2", make_tlsf_sl2, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
     {"poolset", make_poolset, GENERAL, POOLSET_MAX_BLOCK, HK_ALIGN, NULL},
     {"lfpool", make_lfpool, GENERAL, LFPOOL_BLOCK, HK_ALIGN, NULL},
     {"dmm-wince", make_dmm_wince, TAGGED, SIZE_MAX, HK_ALIGN, NULL},

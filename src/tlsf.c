@@ -4,14 +4,16 @@
  *
  * Data structure. Free blocks sit on doubly linked lists indexed by two
  * levels: the first level is the power of two below the block size, the
- * second splits [2^f, 2^(f+1)) into 2^sl_log2 equal ranges. Sizes below
- * 2^small_shift (small_shift = sl_log2 + log2 HK_ALIGN) map linearly into
- * the first level 0. One formula covers both (list_of): with
- * f = log2(size | 2^small_shift), the flat list number is
+ * second splits [2^f, 2^(f+1)) into 2^SL equal ranges (SL is
+ * HK_TLSF_SL_LOG2, fixed at compile time as in every production TLSF: the
+ * shifts and masks below are then constants). Sizes below 2^SMALL_SHIFT
+ * (SMALL_SHIFT = SL + log2 HK_ALIGN) map linearly into the first level 0.
+ * One formula covers both (list_of): with f = log2(size | 2^SMALL_SHIFT),
+ * the flat list number is
  *
- *   ((f - small_shift) << sl_log2) + (size >> (f - sl_log2))
+ *   ((f - SMALL_SHIFT) << SL) + (size >> (f - SL))
  *
- * whose high bits are the first level and low sl_log2 bits the second. One
+ * whose high bits are the first level and low SL bits the second. One
  * bit per list, in fl_bitmap (which first levels have a free block) and
  * sl_bitmap[fl] (which of their lists), so
  *
@@ -54,43 +56,54 @@
 
 #include "tagged.h"
 
-#define FL_MAX 31u
+HK_STATIC_ASSERT(HK_TLSF_SL_LOG2 >= 1 && HK_TLSF_SL_LOG2 <= 5, sl_log2_in_range);
+
+#define SL HK_TLSF_SL_LOG2
+#define SL_MASK ((1u << SL) - 1u)
+#define ALIGN_LOG2 (HK_ALIGN == 16 ? 4u : 3u)
+/* Sizes below 2^SMALL_SHIFT share the first first level, HK_ALIGN bytes a list. */
+#define SMALL_SHIFT (SL + ALIGN_LOG2)
+/*
+ * Every block is smaller than 2^SIZE_LOG2: the tag's size field bounds it
+ * (tagged.h), and 32-bit arithmetic indexes the lists, so a wide-tag span
+ * is cut to 2 GiB.
+ */
+#define SIZE_LOG2 (HK_TAG_WIDE ? 31u : 15u + ALIGN_LOG2)
+#define MAX_SPAN (HK_TAG_MAX_BLOCK < ((size_t)1 << SIZE_LOG2) - HK_ALIGN ? HK_TAG_MAX_BLOCK : ((size_t)1 << SIZE_LOG2) - HK_ALIGN)
+/* First levels: those of sizes up to the largest block, and one spare that stays empty (see pop_fit). */
+#define FL_COUNT (SIZE_LOG2 - SMALL_SHIFT + 2u)
+#define NO_LIST (~0u)
 
 struct hk_tlsf {
     hk_heap_t heap;
-    hk_tag_t **heads;      /* the list heads (lists of them), right after this struct */
-    uint32_t fl_bitmap;    /* bit fl: some list of first level fl is non-empty */
-    unsigned sl_log2;      /* second-level lists per first level: 2^sl_log2 */
-    unsigned small_shift;  /* log2 of the first size outside the linear first level */
-    unsigned lists;        /* lists this arena can use: its first levels << sl_log2 */
     hk_tag_span_t span;
-    size_t span_bytes;     /* sentinel - first: one compare checks a block's range */
-    uint32_t sl_bitmap[FL_MAX]; /* bit sl of [fl]: list (fl, sl) is non-empty */
+    size_t span_bytes;              /* sentinel - first: one compare checks a block's range */
+    unsigned lists;                 /* lists this arena can use: its first levels << SL */
+    uint32_t fl_bitmap;             /* bit fl: some list of first level fl is non-empty */
+    uint32_t sl_bitmap[FL_COUNT];   /* bit sl of [fl]: list (fl, sl) is non-empty */
+    hk_tag_t *heads[];              /* the list heads, `lists` of them, sized at init */
 };
 
-HK_STATIC_ASSERT(HK_TLSF_SL_LOG2 >= 1 && HK_TLSF_SL_LOG2 <= 5, sl_log2_default_in_range);
+HK_STATIC_ASSERT(FL_COUNT <= 32u, first_levels_fit_the_bitmap);
 
-#define ALIGN_LOG2 (HK_ALIGN == 16 ? 4u : 3u)
-
-/* A block size's list: the flat number (first level << sl_log2 | second level), and the size's step within it. */
+/* A block size's list: the flat number (first level << SL | second level), and the size's step within it. */
 typedef struct list_pos {
     unsigned ix;
     uint32_t off; /* size - the first size of list ix: nonzero when a block on ix may be too small */
 } list_pos_t;
 
-HK_HOT list_pos_t list_pos(const hk_tlsf_t *t, size_t size)
+HK_HOT list_pos_t list_pos(size_t size)
 {
     list_pos_t pos;
-    unsigned f = hk_fls32((uint32_t)size | (1u << t->small_shift));
-    unsigned shift = f - t->sl_log2;
-    pos.ix = ((f - t->small_shift) << t->sl_log2) + (unsigned)((uint32_t)size >> shift);
+    unsigned f = hk_fls32((uint32_t)size | (1u << SMALL_SHIFT));
+    unsigned shift = f - SL;
+    HK_ASSERT(size < ((size_t)1 << SIZE_LOG2));
+    pos.ix = ((f - SMALL_SHIFT) << SL) + (unsigned)((uint32_t)size >> shift);
     pos.off = (uint32_t)size & ((1u << shift) - 1u);
     return pos;
 }
 
-HK_HOT unsigned list_of(const hk_tlsf_t *t, size_t size) { return list_pos(t, size).ix; }
-
-HK_HOT uint32_t sl_mask(const hk_tlsf_t *t) { return (1u << t->sl_log2) - 1u; }
+HK_HOT unsigned list_of(size_t size) { return list_pos(size).ix; }
 
 #if HK_CHECKS
 /* A link is NULL or points at a tag position inside the span (range and alignment: no dereference). */
@@ -104,23 +117,23 @@ HK_HOT int link_placed(const hk_tlsf_t *t, const hk_tag_t *b)
 /* Push free block b on list ix (no counting). */
 HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, unsigned ix)
 {
-    hk_tag_t **head = &t->heads[ix];
     hk_tag_links_t *links = hk_tag_links(b);
-    hk_tag_t *next = *head;
+    hk_tag_t *next = t->heads[ix];
+    HK_ASSERT(ix < t->lists && !hk_tag_used(b));
     links->prev = NULL;
     links->next = next;
     if (next != NULL) {
         hk_tag_links(next)->prev = b;
     }
-    *head = b;
-    t->fl_bitmap |= 1u << (ix >> t->sl_log2);
-    t->sl_bitmap[ix >> t->sl_log2] |= 1u << (ix & sl_mask(t));
+    t->heads[ix] = b;
+    t->fl_bitmap |= 1u << (ix >> SL);
+    t->sl_bitmap[ix >> SL] |= 1u << (ix & SL_MASK);
 }
 
 HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
 {
-    unsigned fl = ix >> t->sl_log2;
-    uint32_t map = t->sl_bitmap[fl] & ~(1u << (ix & sl_mask(t)));
+    unsigned fl = ix >> SL;
+    uint32_t map = t->sl_bitmap[fl] & ~(1u << (ix & SL_MASK));
     t->sl_bitmap[fl] = map;
     if (map == 0) {
         t->fl_bitmap &= ~(1u << fl);
@@ -130,7 +143,7 @@ HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
 /* File a free block on its list, counted. */
 static void file_free(hk_tlsf_t *t, hk_tag_t *b)
 {
-    list_push(t, b, list_of(t, hk_tag_size(b)));
+    list_push(t, b, list_of(hk_tag_size(b)));
     t->heap.stats.free_blocks++;
     t->heap.stats.free_bytes += hk_tag_size(b);
 }
@@ -155,7 +168,7 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
     hk_tag_links_t *links = hk_tag_links(b);
     hk_tag_t *next = links->next;
     hk_tag_t *prev = links->prev;
-    unsigned ix = list_of(t, hk_tag_size(b));
+    unsigned ix = list_of(hk_tag_size(b));
 #if HK_CHECKS
     if (!link_placed(t, next) || !link_placed(t, prev) || (next != NULL && hk_tag_links(next)->prev != b) ||
         (prev != NULL ? hk_tag_links(prev)->next != b : t->heads[ix] != b)) {
@@ -209,48 +222,52 @@ static int detach_cb(hk_heap_t *h, hk_tag_t *b)
 static void file_cb(hk_heap_t *h, hk_tag_t *b) { file_free((hk_tlsf_t *)h, b); }
 static const hk_tag_lists_t tlsf_lists = {detach_cb, file_cb};
 
-/* The first non-empty list at or above ix whose first level is ix's or higher, or t->lists if none. */
+/* The first non-empty list at or above ix whose first level is ix's or higher, or NO_LIST. */
 HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
 {
-    unsigned fl = ix >> t->sl_log2;
-    uint32_t sl_map = t->sl_bitmap[fl] & (~0u << (ix & sl_mask(t)));
+    unsigned fl = ix >> SL;
+    uint32_t sl_map = t->sl_bitmap[fl] & (~0u << (ix & SL_MASK));
     if (sl_map == 0) {
         uint32_t fl_map = t->fl_bitmap & (~1u << fl);
         if (fl_map == 0) {
-            return t->lists;
+            return NO_LIST;
         }
         fl = hk_ffs32(fl_map);
         sl_map = t->sl_bitmap[fl];
     }
-    return (fl << t->sl_log2) + hk_ffs32(sl_map);
+    return (fl << SL) + hk_ffs32(sl_map);
 }
 
 /*
- * Pop a free block of at least gross bytes, or NULL. With HK_CHECKS the
- * head taken must be a free block whose size its right neighbour confirms
- * (its left field matters only when it is freed again, and is mended when
- * its left neighbour is) and whose successor links back; a head that is
- * not is reported and its whole list dropped, and the search goes on.
+ * Pop a free block of at least gross bytes, or NULL (also for gross 0, the
+ * size no block can hold). With HK_CHECKS the head taken must be a free
+ * block whose size its right neighbour confirms (its left field matters
+ * only when it is freed again, and is mended when its left neighbour is)
+ * and whose successor links back; a head that is not is reported and its
+ * whole list dropped, and the search goes on.
  */
 HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
 {
-    list_pos_t pos = list_pos(t, gross);
-    unsigned ix = pos.ix;
+    list_pos_t pos;
+    unsigned ix;
     hk_tag_t *b;
+    if (gross - 1u >= t->span_bytes) {
+        return NULL;
+    }
+    /* gross fits the span, so its list exists; the one after it may be the spare first level's. */
+    pos = list_pos(gross);
+    ix = pos.ix;
     if (pos.off != 0) {
         /* The head of the request's own list saves the rounding waste when it happens to fit. */
-        b = (ix < t->lists) ? t->heads[ix] : NULL;
+        b = t->heads[ix];
         if (b == NULL || hk_tag_size(b) < gross) {
             ix++;
         }
     }
-    if (ix >= t->lists) {
-        return NULL;
-    }
     for (;;) {
         hk_tag_t *next;
         ix = find_list(t, ix);
-        if (ix >= t->lists) {
+        if (ix == NO_LIST) {
             return NULL;
         }
         b = t->heads[ix];
@@ -292,7 +309,7 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
         hk_tag_t *r = hk_tag_at((uintptr_t)b + gross);
         hk_tag_write(b, gross, 1);
         hk_tag_write(r, rest, 0);
-        list_push(t, r, list_of(t, rest));
+        list_push(t, r, list_of(rest));
         s->split_count++;
         size = gross;
     } else {
@@ -311,7 +328,7 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
 void *hk_tlsf_malloc(hk_tlsf_t *t, size_t size)
 {
     size_t gross = hk_tag_gross(size);
-    hk_tag_t *b = (gross != 0) ? pop_fit(t, gross) : NULL;
+    hk_tag_t *b = pop_fit(t, gross);
     return (b != NULL) ? take(t, b, gross, size) : NULL;
 }
 
@@ -324,8 +341,8 @@ void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
     uintptr_t aligned;
 
     HK_ASSERT(hk_is_pow2(alignment) && alignment > HK_ALIGN);
-    if (gross == 0 || alignment > HK_TAG_MAX_BLOCK / 2u || gross > HK_TAG_MAX_BLOCK - room ||
-        (b = pop_fit(t, gross + room)) == NULL) {
+    /* Neither sum can overflow: gross and room are then both below the span size (tagged.h bounds it). */
+    if (gross == 0 || alignment > t->span_bytes || (b = pop_fit(t, gross + room)) == NULL) {
         return NULL;
     }
     payload = (uintptr_t)hk_tag_payload(b);
@@ -387,7 +404,7 @@ void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
     }
     hk_tag_poison_range(hk_tag_payload(freed), hk_tag_at((uintptr_t)freed + freed_size));
     hk_tag_write(b, size, 0);
-    list_push(t, b, list_of(t, size));
+    list_push(t, b, list_of(size));
 }
 
 void *hk_tlsf_resize(hk_tlsf_t *t, void *ptr, size_t size)
@@ -424,8 +441,8 @@ void hk_tlsf_get_stats(hk_tlsf_t *t, hk_stats_t *out)
     if (t->fl_bitmap != 0) {
         unsigned hi = hk_fls32(t->fl_bitmap);
         unsigned lo = hk_ffs32(t->fl_bitmap);
-        out->largest_free = list_extreme(t, t->heads[(hi << t->sl_log2) + hk_fls32(t->sl_bitmap[hi])], 1);
-        out->smallest_free = list_extreme(t, t->heads[(lo << t->sl_log2) + hk_ffs32(t->sl_bitmap[lo])], 0);
+        out->largest_free = list_extreme(t, t->heads[(hi << SL) + hk_fls32(t->sl_bitmap[hi])], 1);
+        out->smallest_free = list_extreme(t, t->heads[(lo << SL) + hk_ffs32(t->sl_bitmap[lo])], 0);
     }
 }
 
@@ -438,9 +455,9 @@ static hk_check_t check_lists(const hk_tlsf_t *t)
 {
     size_t listed = 0;
     unsigned fl;
-    for (fl = 0; fl < FL_MAX; fl++) {
+    for (fl = 0; fl < FL_COUNT; fl++) {
         unsigned sl;
-        if (fl >= (t->lists >> t->sl_log2)) {
+        if (fl >= (t->lists >> SL)) {
             if (t->sl_bitmap[fl] != 0 || (t->fl_bitmap >> fl) & 1u) {
                 return HK_CHECK_LIST;
             }
@@ -449,8 +466,8 @@ static hk_check_t check_lists(const hk_tlsf_t *t)
         if (((t->fl_bitmap >> fl) & 1u) != (t->sl_bitmap[fl] != 0)) {
             return HK_CHECK_LIST;
         }
-        for (sl = 0; sl < (1u << t->sl_log2); sl++) {
-            unsigned ix = (fl << t->sl_log2) + sl;
+        for (sl = 0; sl <= SL_MASK; sl++) {
+            unsigned ix = (fl << SL) + sl;
             const hk_tag_t *prev = NULL;
             const hk_tag_t *b = t->heads[ix];
             if (((t->sl_bitmap[fl] >> sl) & 1u) != (b != NULL)) {
@@ -460,7 +477,7 @@ static hk_check_t check_lists(const hk_tlsf_t *t)
                 if (!hk_tag_link_sound(&t->span, b)) {
                     return HK_CHECK_LINK;
                 }
-                if (list_of(t, hk_tag_size(b)) != ix) {
+                if (list_of(hk_tag_size(b)) != ix) {
                     return HK_CHECK_LIST;
                 }
                 if (hk_tag_links(b)->prev != prev) {
@@ -490,18 +507,16 @@ HK_DEFINE_OPS(hk_tlsf, hk_tlsf_t, "tlsf", tlsf_op_aligned);
 
 hk_heap_t *hk_tlsf_heap(hk_tlsf_t *t) { return &t->heap; }
 
-hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, hk_status_t *status)
+hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
 {
-    unsigned sl_log2 = (cfg != NULL && cfg->sl_log2 != 0) ? cfg->sl_log2 : HK_TLSF_SL_LOG2;
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
     uintptr_t end = hk_arena_end(arena, size);
     hk_tlsf_t *t;
-    size_t lists;
-    size_t span_size;
     size_t most;
+    size_t span_size;
     uintptr_t blocks;
 
-    if (arena == NULL || sl_log2 > 5u) {
+    if (arena == NULL) {
         return hk_init_status(status, HK_EINVAL);
     }
     if (end < base || end - base < sizeof(hk_tlsf_t)) {
@@ -509,22 +524,16 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, h
     }
     t = (hk_tlsf_t *)base;
     hk_memset(t, 0, sizeof(*t));
-    t->sl_log2 = sl_log2;
-    t->small_shift = sl_log2 + ALIGN_LOG2;
     /* Size the list heads for the largest block this arena could hold. */
-    most = (size_t)(end - base);
-    if (most > HK_TAG_MAX_BLOCK) {
-        most = HK_TAG_MAX_BLOCK;
-    }
-    t->lists = ((list_of(t, most) >> sl_log2) + 1u) << sl_log2;
-    lists = t->lists;
-    t->heads = (hk_tag_t **)(base + sizeof(hk_tlsf_t));
-    blocks = (uintptr_t)(t->heads + lists);
+    most = (size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN;
+    t->lists = ((list_of(most) >> SL) + 1u) << SL;
+    blocks = (uintptr_t)(t->heads + t->lists);
     if (blocks > end) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
-    hk_memset(t->heads, 0, lists * sizeof(hk_tag_t *));
-    span_size = hk_tag_span_init(&t->span, (void *)blocks, (size_t)(end - blocks));
+    hk_memset(t->heads, 0, t->lists * sizeof(hk_tag_t *));
+    most = (size_t)(end - blocks) < MAX_SPAN ? (size_t)(end - blocks) : MAX_SPAN;
+    span_size = hk_tag_span_init(&t->span, (void *)blocks, most);
     if (span_size == 0) {
         return hk_init_status(status, HK_ETOOSMALL);
     }

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for tlsf (src/tlsf.c): the list mapping as far as behaviour
  * shows it (the own-list try, rounding up past a too-small block, the bitmap
- * search across first levels), the sl_log2 configuration, immediate
+ * search across first levels), init and its errors, immediate
  * coalescing, splitting, realloc, aligned_alloc, malloc(0), hopeless sizes,
  * the hk_stats_t counters and geometry, many free blocks, misuse and a
  * seeded random stress with check() after every operation.
@@ -10,9 +11,10 @@
  * layout in src/tagged.h (an HK_TAG_HDR-byte tag: 4 bytes on 32-bit targets,
  * 8 on 64-bit hosts; gross sizes rounded to HK_ALIGN and at least
  * HK_TAG_MIN_BLOCK) and, for the list tests, from the mapping the header
- * comment of src/tlsf.c describes: sizes below 2^(sl_log2 + log2 HK_ALIGN)
- * map linearly, above that [2^f, 2^(f+1)) is cut into 2^sl_log2 lists of
- * 2^(f - sl_log2) bytes. Fresh heaps carve blocks from the start of their
+ * comment of src/tlsf.c describes: sizes below 2^(SL + log2 HK_ALIGN)
+ * map linearly, above that [2^f, 2^(f+1)) is cut into 2^SL lists of
+ * 2^(f - SL) bytes (SL = HK_TLSF_SL_LOG2, which the build sets: the suite
+ * runs at several). Fresh heaps carve blocks from the start of their
  * single free block, so consecutive mallocs sit side by side.
  *
  * Hand-worked layouts name gross sizes, not requests: req(g) is the request
@@ -42,9 +44,7 @@ static TEST_ARENA(ARENA_SIZE) g_arena;
 static walk_log_t g_walk;
 static uintptr_t g_base; /* start of the first block of the heap under test */
 
-static unsigned k_sl[6] = {0, 1, 2, 3, 4, 5};
-
-static unsigned sl_of(void **state) { return *(const unsigned *)*state; }
+#define SL HK_TLSF_SL_LOG2
 
 static size_t gross_of(size_t request) { return gross_size(request, HDR, MIN_BLOCK); }
 
@@ -66,18 +66,18 @@ static unsigned log2_floor(size_t x)
 }
 
 /* First size outside the linear lists. */
-static size_t small_limit(unsigned sl) { return (size_t)1 << (sl + log2_floor(HK_ALIGN)); }
+static size_t small_limit(void) { return (size_t)1 << (SL + log2_floor(HK_ALIGN)); }
 
 /* Width of the list a size falls in. */
-static size_t list_width(size_t size, unsigned sl)
+static size_t list_width(size_t size)
 {
-    return size < small_limit(sl) ? (size_t)HK_ALIGN : (size_t)1 << (log2_floor(size) - sl);
+    return size < small_limit() ? (size_t)HK_ALIGN : (size_t)1 << (log2_floor(size) - SL);
 }
 
 /* A size rounded up to the start of the next list (unchanged on a boundary): every block there fits it. */
-static size_t list_round(size_t size, unsigned sl)
+static size_t list_round(size_t size)
 {
-    size_t w = list_width(size, sl);
+    size_t w = list_width(size);
     return (size + w - 1u) & ~(w - 1u);
 }
 
@@ -88,20 +88,17 @@ static const walk_log_t *walk(hk_tlsf_t *t)
     return &g_walk;
 }
 
-static hk_tlsf_t *make_at(void *arena, size_t size, unsigned sl)
+static hk_tlsf_t *make_at(void *arena, size_t size)
 {
-    hk_tlsf_config_t cfg;
     hk_status_t st = HK_EINVAL;
-    hk_tlsf_t *t;
-    cfg.sl_log2 = sl;
-    t = hk_tlsf_init(arena, size, &cfg, &st);
+    hk_tlsf_t *t = hk_tlsf_init(arena, size, &st);
     assert_int_equal(st, HK_OK);
     assert_non_null(t);
     g_base = (uintptr_t)walk(t)->b[0].start;
     return t;
 }
 
-static hk_tlsf_t *make(unsigned sl) { return make_at(g_arena.bytes, ARENA_SIZE, sl); }
+static hk_tlsf_t *make(void) { return make_at(g_arena.bytes, ARENA_SIZE); }
 
 static size_t off(const void *payload) { return (size_t)((uintptr_t)payload - HDR - g_base); }
 
@@ -201,68 +198,43 @@ static size_t fill_rest(hk_tlsf_t *t, void **out, size_t max)
 
 static void test_config(void **state)
 {
-    hk_tlsf_config_t cfg;
     hk_status_t st;
     hk_tlsf_t *t;
-    size_t capacity[6];
-    unsigned sl;
+    size_t capacity;
     (void)state;
 
-    for (sl = 0; sl <= 5; sl++) {
-        t = make(sl);
-        capacity[sl] = stats(t).capacity;
-        assert_true(capacity[sl] < ARENA_SIZE && capacity[sl] + 4096u > ARENA_SIZE);
-        expect_empty(t);
-        assert_string_equal(hk_name(hk_tlsf_heap(t)), "tlsf");
-    }
-    /* sl_log2 0 is the default: same control block as HK_TLSF_SL_LOG2 and as no config at all. */
-    assert_int_equal(capacity[0], capacity[HK_TLSF_SL_LOG2]);
-    st = HK_EINVAL;
-    t = hk_tlsf_init(g_arena.bytes, ARENA_SIZE, NULL, &st);
-    assert_int_equal(st, HK_OK);
-    assert_non_null(t);
-    assert_int_equal(stats(t).capacity, capacity[0]);
-    /* More second-level lists cost list heads. */
-    for (sl = 1; sl < 5; sl++) {
-        assert_true(capacity[sl] >= capacity[sl + 1u]);
-    }
-    assert_true(capacity[1] > capacity[5]);
+    t = make();
+    capacity = stats(t).capacity;
+    /* The control block holds 2^SL list heads per power of two the arena spans, and little else. */
+    assert_true(capacity < ARENA_SIZE && capacity + 4096u > ARENA_SIZE);
+    expect_empty(t);
+    assert_string_equal(hk_name(hk_tlsf_heap(t)), "tlsf");
 
-    for (sl = 6; sl <= 40; sl += 17) {
-        cfg.sl_log2 = sl;
-        st = HK_OK;
-        assert_null(hk_tlsf_init(g_arena.bytes, ARENA_SIZE, &cfg, &st));
-        assert_int_equal(st, HK_EINVAL);
-    }
-    cfg.sl_log2 = 4;
     st = HK_OK;
-    assert_null(hk_tlsf_init(NULL, ARENA_SIZE, &cfg, &st));
+    assert_null(hk_tlsf_init(NULL, ARENA_SIZE, &st));
     assert_int_equal(st, HK_EINVAL);
-    assert_null(hk_tlsf_init(NULL, ARENA_SIZE, NULL, NULL));
+    assert_null(hk_tlsf_init(NULL, ARENA_SIZE, NULL));
     st = HK_OK;
-    assert_null(hk_tlsf_init(g_arena.bytes, 0, &cfg, &st));
+    assert_null(hk_tlsf_init(g_arena.bytes, 0, &st));
     assert_int_equal(st, HK_ETOOSMALL);
     st = HK_OK;
-    assert_null(hk_tlsf_init(g_arena.bytes, 100, NULL, &st));
+    assert_null(hk_tlsf_init(g_arena.bytes, 100, &st));
     assert_int_equal(st, HK_ETOOSMALL);
-    assert_null(hk_tlsf_init(g_arena.bytes + 3, 5, NULL, NULL));
+    assert_null(hk_tlsf_init(g_arena.bytes + 3, 5, NULL));
 }
 
-/* init for smallest_arena(); ctx points to the sl_log2. */
-static hk_heap_t *init_with_sl(void *ctx, void *arena, size_t size, hk_status_t *st)
+static hk_heap_t *init_tlsf(void *ctx, void *arena, size_t size, hk_status_t *st)
 {
-    hk_tlsf_config_t cfg;
-    hk_tlsf_t *t;
-    cfg.sl_log2 = *(const unsigned *)ctx;
-    t = hk_tlsf_init(arena, size, &cfg, st);
+    hk_tlsf_t *t = hk_tlsf_init(arena, size, st);
+    (void)ctx;
     return t != NULL ? hk_tlsf_heap(t) : NULL;
 }
 
 static void test_min_arena(void **state)
 {
-    unsigned sl = sl_of(state);
-    size_t min_size = smallest_arena(init_with_sl, &sl, g_arena.bytes, 4096u);
-    hk_tlsf_t *t = make_at(g_arena.bytes, min_size, sl);
+    (void)state;
+    size_t min_size = smallest_arena(init_tlsf, NULL, g_arena.bytes, 4096u);
+    hk_tlsf_t *t = make_at(g_arena.bytes, min_size);
 
     assert_int_equal(stats(t).capacity, MIN_BLOCK);
     assert_non_null(hk_tlsf_malloc(t, MIN_BLOCK - HDR));
@@ -272,11 +244,11 @@ static void test_min_arena(void **state)
 
 static void test_misaligned_arena(void **state)
 {
-    unsigned sl = sl_of(state);
+    (void)state;
     size_t shift;
     for (shift = 1; shift < 2u * HK_ALIGN; shift++) {
         unsigned char *arena = g_arena.bytes + shift;
-        hk_tlsf_t *t = make_at(arena, 16384, sl);
+        hk_tlsf_t *t = make_at(arena, 16384);
         void *p[10];
         size_t i;
         const walk_log_t *w;
@@ -303,18 +275,18 @@ static void test_misaligned_arena(void **state)
 
 static void test_own_list_head(void **state)
 {
-    unsigned sl = sl_of(state);
-    hk_tlsf_t *t = make(sl);
+    (void)state;
+    hk_tlsf_t *t = make();
     /* Y starts a list two ALIGN steps wide; S = Y + HK_ALIGN lies inside it, not on a boundary. */
-    size_t y = small_limit(sl) * 2u;
+    size_t y = small_limit() * 2u;
     size_t s = y + HK_ALIGN;
     size_t rest_off = s + MIN_BLOCK + y + MIN_BLOCK;
     void *x;
     void *yb;
     void *p;
 
-    assert_int_equal(list_width(s, sl), 2u * HK_ALIGN);
-    assert_int_equal(list_width(y, sl), 2u * HK_ALIGN);
+    assert_int_equal(list_width(s), 2u * HK_ALIGN);
+    assert_int_equal(list_width(y), 2u * HK_ALIGN);
     x = must_malloc(t, s - HDR);
     must_malloc(t, 0);
     yb = must_malloc(t, y - HDR);
@@ -348,8 +320,8 @@ static void test_own_list_head(void **state)
 
 static void test_bitmap_search(void **state)
 {
-    unsigned sl = sl_of(state);
-    hk_tlsf_t *t = make(sl);
+    (void)state;
+    hk_tlsf_t *t = make();
     void *small[4];
     void *z;
     void *rest[64];
@@ -404,7 +376,8 @@ static void test_bitmap_search(void **state)
 
 static void test_coalesce_neighbours(void **state)
 {
-    hk_tlsf_t *t = make(sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make();
     void *p[7];
     size_t i;
     for (i = 0; i < 6; i++) {
@@ -445,12 +418,13 @@ static void test_coalesce_neighbours(void **state)
 /* After any free no two free blocks touch; freeing everything leaves one block of the whole capacity. */
 static void test_immediate_coalescing(void **state)
 {
-    hk_tlsf_t *t = make_at(g_arena.bytes, 32768, sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make_at(g_arena.bytes, 32768);
     void *live[128];
     size_t nlive = 0;
     size_t op;
 
-    rng_seed(0xC0A1E5CEu + sl_of(state));
+    rng_seed(0xC0A1E5CEu + SL);
     for (op = 0; op < 5000; op++) {
         if (nlive < 128 && (nlive == 0 || rng_below(100) < 55)) {
             void *p = hk_tlsf_malloc(t, rng_below(5) == 0 ? rng_below(3000) : rng_below(120));
@@ -478,7 +452,8 @@ static void test_immediate_coalescing(void **state)
 
 static void test_split_rules(void **state)
 {
-    hk_tlsf_t *t = make(sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make();
     void *rest[64];
     void *f;
     void *p;
@@ -517,7 +492,8 @@ static void test_split_rules(void **state)
 
 static void test_realloc_paths(void **state)
 {
-    hk_tlsf_t *t = make(sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make();
     hk_stats_t st;
     void *a = must_malloc(t, req(48));
     void *p = must_malloc(t, req(192));
@@ -635,10 +611,10 @@ static void test_realloc_paths(void **state)
 
 static void test_aligned(void **state)
 {
-    unsigned sl = sl_of(state);
+    (void)state;
     size_t alignment;
     for (alignment = 16; alignment <= 4096; alignment *= 2) {
-        hk_tlsf_t *t = make(sl);
+        hk_tlsf_t *t = make();
         void *x = must_malloc(t, req(48)); /* free space from 48 */
         uintptr_t payload = g_base + 48 + HDR;
         uintptr_t expect = aligned_payload(payload, alignment, MIN_BLOCK);
@@ -676,8 +652,9 @@ static void test_aligned(void **state)
 
 static void test_aligned_edges(void **state)
 {
+    (void)state;
     static const size_t bad[5][2] = {{24, 10}, {0, 10}, {(size_t)1 << 31, 10}, {4096, SIZE_MAX}, {4096, ARENA_SIZE}};
-    hk_tlsf_t *t = make(sl_of(state));
+    hk_tlsf_t *t = make();
     hk_heap_t *h = hk_tlsf_heap(t);
     size_t fails = 0;
     size_t i;
@@ -716,7 +693,8 @@ static void test_aligned_edges(void **state)
 
 static void test_malloc_zero_unique(void **state)
 {
-    hk_tlsf_t *t = make(sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make();
     void *p[200];
     size_t i;
     for (i = 0; i < 200; i++) {
@@ -743,7 +721,8 @@ static void test_malloc_zero_unique(void **state)
 
 static void test_huge_requests(void **state)
 {
-    hk_tlsf_t *t = make(sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make();
     hk_stats_t st = stats(t);
     void *p;
 
@@ -765,11 +744,12 @@ static stats_workload_t g_workload;
 
 static void test_stats(void **state)
 {
-    hk_tlsf_t *t = make_at(g_arena.bytes, 32768, sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make_at(g_arena.bytes, 32768);
     stats_workload_t *w = &g_workload;
     size_t op;
 
-    stats_workload_start(w, hk_tlsf_heap(t), HDR, 0x57A75u + sl_of(state));
+    stats_workload_start(w, hk_tlsf_heap(t), HDR, 0x57A75u + SL);
     for (op = 0; op < 4000; op++) {
         stats_workload_step(w);
         if ((op & 15u) == 0) {
@@ -783,7 +763,8 @@ static void test_stats(void **state)
 /* With 1000 small free blocks about, a large request still finds the big block, and the geometry is exact. */
 static void test_many_small_free_blocks(void **state)
 {
-    hk_tlsf_t *t = make(sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make();
     static void *p[2000];
     hk_stats_t st;
     void *big;
@@ -822,7 +803,8 @@ static void test_many_small_free_blocks(void **state)
 
 static void test_misuse(void **state)
 {
-    hk_tlsf_t *t = make(sl_of(state));
+    (void)state;
+    hk_tlsf_t *t = make();
     error_log_t log;
     hk_stats_t before;
     void *a;
@@ -894,15 +876,15 @@ static size_t stress_size(void)
 
 static void test_stress(void **state)
 {
-    unsigned sl = sl_of(state);
-    hk_tlsf_t *t = make_at(g_arena.bytes, 32768, sl);
+    (void)state;
+    hk_tlsf_t *t = make_at(g_arena.bytes, 32768);
     size_t nlive = 0;
     size_t requested = 0;
     unsigned seed = 0;
     size_t op;
     size_t i;
 
-    rng_seed(0x7157u * (sl + 1u));
+    rng_seed(0x7157u * (SL + 1u));
     for (op = 0; op < STRESS_OPS; op++) {
         size_t x = rng_below(100);
         int grow = nlive < STRESS_LIVE / 2u || (nlive < STRESS_LIVE && rng_below(2) == 0);
@@ -923,7 +905,7 @@ static void test_stress(void **state)
             } else if (n < 65536u) {
                 /* TLSF's guarantee: a failure means no free block reaches the request's rounded list. */
                 size_t need = gross_of(n) + (alignment != 0 ? alignment + MIN_BLOCK : 0u);
-                assert_true(stats(t).largest_free < list_round(need, sl));
+                assert_true(stats(t).largest_free < list_round(need));
             }
         } else if (x < 70) {
             live_block_t *b = &g_live[rng_below(nlive)];
@@ -971,34 +953,27 @@ static void test_stress(void **state)
     expect_empty(t);
 }
 
-/* One entry per sl_log2, named test/slN. */
-#define WITH_SL(fn, k) {#fn "/sl" #k, fn, NULL, NULL, &k_sl[k]}
-#define EACH_SL(fn) WITH_SL(fn, 1), WITH_SL(fn, 2), WITH_SL(fn, 3), WITH_SL(fn, 4), WITH_SL(fn, 5)
-
+/* The suite runs once per build; tests/CMakeLists.txt builds it at several HK_TLSF_SL_LOG2. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
-        EACH_SL(test_min_arena),
-        WITH_SL(test_misaligned_arena, 1),
-        WITH_SL(test_misaligned_arena, 5),
-        EACH_SL(test_own_list_head),
-        EACH_SL(test_bitmap_search),
-        EACH_SL(test_coalesce_neighbours),
-        EACH_SL(test_immediate_coalescing),
-        EACH_SL(test_split_rules),
-        EACH_SL(test_realloc_paths),
-        EACH_SL(test_aligned),
-        WITH_SL(test_aligned_edges, 1),
-        WITH_SL(test_aligned_edges, 4),
-        WITH_SL(test_malloc_zero_unique, 4),
-        EACH_SL(test_huge_requests),
-        EACH_SL(test_stats),
-        EACH_SL(test_many_small_free_blocks),
-        WITH_SL(test_misuse, 4),
-        WITH_SL(test_stress, 1),
-        WITH_SL(test_stress, 4),
-        WITH_SL(test_stress, 5),
+        cmocka_unit_test(test_min_arena),
+        cmocka_unit_test(test_misaligned_arena),
+        cmocka_unit_test(test_own_list_head),
+        cmocka_unit_test(test_bitmap_search),
+        cmocka_unit_test(test_coalesce_neighbours),
+        cmocka_unit_test(test_immediate_coalescing),
+        cmocka_unit_test(test_split_rules),
+        cmocka_unit_test(test_realloc_paths),
+        cmocka_unit_test(test_aligned),
+        cmocka_unit_test(test_aligned_edges),
+        cmocka_unit_test(test_malloc_zero_unique),
+        cmocka_unit_test(test_huge_requests),
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_many_small_free_blocks),
+        cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_stress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS_SH = ROOT / "tests" / "posix" / "programs.sh"
-HEAPKIT = ["buddy", "buddy-lazy", "tlsf", "tlsf-sl2", "seqfit-first", "seqfit-next", "seqfit-best",
+HEAPKIT = ["buddy", "buddy-lazy", "tlsf", "seqfit-first", "seqfit-next", "seqfit-best",
            "seqfit-worst"]
 PEERS = {"mimalloc": "mimalloc", "jemalloc": "jemalloc"}
 

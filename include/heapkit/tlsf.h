@@ -12,19 +12,21 @@
 extern "C" {
 #endif
 
-/* Default log2 of the second-level list count per first-level class (1..5). */
+/*
+ * log2 of the second-level lists per power of two (1..5: 2..32 lists). A
+ * compile-time constant, so the list index costs a bit scan and a few
+ * shifts by constants; more lists round requests up less (less waste) and
+ * cost a larger control block (about 4 bytes a list, 2^SL lists per power
+ * of two the arena spans).
+ */
 #ifndef HK_TLSF_SL_LOG2
 #define HK_TLSF_SL_LOG2 4
 #endif
 
-typedef struct hk_tlsf_config {
-    unsigned sl_log2; /* 1..5: 2..32 second-level lists; 0 selects HK_TLSF_SL_LOG2 */
-} hk_tlsf_config_t;
-
 typedef struct hk_tlsf hk_tlsf_t;
 
-/* cfg may be NULL for the defaults. Returns NULL with *status set on failure. */
-hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, const hk_tlsf_config_t *cfg, hk_status_t *status);
+/* Returns NULL with *status (if not NULL) set on failure. */
+hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status);
 hk_heap_t *hk_tlsf_heap(hk_tlsf_t *heap);
 
 void *hk_tlsf_malloc(hk_tlsf_t *heap, size_t size);

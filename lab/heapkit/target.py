@@ -855,7 +855,7 @@ def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[st
         for blk in parts[0::2]:
             b.free(blk)
     b.free(b.malloc(arena - min(65536, arena // 4)))  # the largest request
-    out.append(("worst-tlsf", b.build("worst-tlsf"), ["tlsf", "tlsf-sl2", "tlsf-uniform", "tlsf-conte"]))
+    out.append(("worst-tlsf", b.build("worst-tlsf"), ["tlsf", "tlsf-uniform", "tlsf-conte"]))
 
     b = TraceBuilder()
     ids = [b.malloc(16) for _ in range(round(POOL_REQUESTS * scale))]

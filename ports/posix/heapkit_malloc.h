@@ -8,7 +8,7 @@
  * environment chooses the allocator and options when the first call is
  * made (see README "Malloc replacement for Linux"):
  *
- *   HEAPKIT_ALLOCATOR       buddy, buddy-lazy, tlsf (default), tlsf-sl2,
+ *   HEAPKIT_ALLOCATOR       buddy, buddy-lazy, tlsf (default),
  *                           seqfit-first, seqfit-next, seqfit-best,
  *                           seqfit-worst, or a dmm preset but dmm-ose
  *                           (16-byte alignment only: larger alignments get

@@ -15,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lib=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 shift
 allocators=("$@")
-[ ${#allocators[@]} -gt 0 ] || allocators=(buddy buddy-lazy tlsf tlsf-sl2 seqfit-first seqfit-next seqfit-best seqfit-worst buddy+release)
+[ ${#allocators[@]} -gt 0 ] || allocators=(buddy buddy-lazy tlsf seqfit-first seqfit-next seqfit-best seqfit-worst buddy+release)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/heapkit-programs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
