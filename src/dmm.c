@@ -852,7 +852,7 @@ hk_check_t hk_dmm_check(hk_dmm_t *d)
     unsigned list;
     int rover_seen = (d->rover == NULL);
     int merged = (d->cfg.coalesce == HK_DMM_LEVEL_ALWAYS && d->cfg.nlists == 0);
-    hk_check_t rc = hk_tag_check(&d->heap, &d->span, merged);
+    hk_check_t rc = hk_tag_check(&d->heap, &d->span, merged, d->heap.stats.free_blocks);
 
     if (rc != HK_CHECK_OK) {
         return rc;

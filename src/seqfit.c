@@ -411,7 +411,7 @@ hk_check_t hk_seqfit_check(hk_seqfit_t *s)
     const hk_tag_t *prev = NULL;
     const hk_tag_t *b;
     size_t listed = 0;
-    hk_check_t rc = hk_tag_check(&s->heap, &s->span, 1);
+    hk_check_t rc = hk_tag_check(&s->heap, &s->span, 1, s->heap.stats.free_blocks);
     int rover_listed = (s->rover == NULL);
 
     if (rc != HK_CHECK_OK) {

@@ -176,7 +176,7 @@ void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx)
     }
 }
 
-hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged)
+hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged, size_t free_blocks)
 {
     const hk_tag_t *b = span->first;
     int prev_used = 1;
@@ -218,7 +218,7 @@ hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int me
         return HK_CHECK_STATE;
     }
     if (free_bytes != heap->stats.free_bytes || used_count != heap->stats.alloc_count - heap->stats.free_count ||
-        (HK_CANARIES && requested != heap->stats.used_requested) || free_count != heap->stats.free_blocks) {
+        (HK_CANARIES && requested != heap->stats.used_requested) || free_count != free_blocks) {
         return HK_CHECK_STATS;
     }
     return HK_CHECK_OK;

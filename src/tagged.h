@@ -274,8 +274,10 @@ HK_HOT hk_tag_t *hk_tag_lookup(hk_heap_t *heap, const hk_tag_span_t *span, const
 /*
  * How an allocator files free blocks, for the code shared below. The heap
  * argument is the allocator's control block (it starts with its hk_heap_t).
- * Both keep stats.free_blocks and stats.free_bytes: a block counts as free
- * while it is filed.
+ * Both keep stats.free_bytes (and free_blocks, where the allocator counts
+ * rather than derives it): a block counts as free while it is filed. The
+ * shared code counts every split and merge it makes, so an allocator may
+ * derive its free-block count from those.
  */
 typedef struct hk_tag_lists {
     /* take a listed free block off its list; 0 if its links are damaged (reported, left alone) */
@@ -335,10 +337,10 @@ static inline size_t hk_tag_usable_size(const hk_tag_t *t)
 void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx);
 
 /*
- * Check the physical chain, and the counters in heap->stats against it
- * (free_blocks included, so the caller need only match its free lists to
+ * Check the physical chain, and the counters in heap->stats and the free
+ * block count against it (so the caller need only match its free lists to
  * that count). merged: two free neighbours are an error.
  */
-hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged);
+hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged, size_t free_blocks);
 
 #endif

@@ -47,8 +47,9 @@
  * a right neighbour whose copy of a freed block's size alone is wrong is
  * mended (tagged.h). Level 2 adds the canary and the poison (tagged.h).
  *
- * Statistics kept per operation: free bytes and blocks, its low-water mark,
- * the alloc, free, split and merge counts; get_stats derives the rest, and
+ * Statistics kept per operation: free bytes and their low-water mark, the
+ * alloc, free, split and merge counts; get_stats derives the rest (the
+ * free blocks from those counts, see free_blocks()), and
  * scans the largest and the smallest non-empty list for the exact largest
  * and smallest free block: O(length of those lists).
  */
@@ -140,11 +141,22 @@ HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
     }
 }
 
-/* File a free block on its list, counted. */
+/*
+ * Free blocks are not counted as they come and go: every one is the first
+ * block, or was made by a free or a split, and went by an allocation or a
+ * merge, so get_stats derives the count from those counters. (A dropped
+ * list's blocks stay counted: they are lost, not used.)
+ */
+static size_t free_blocks(const hk_tlsf_t *t)
+{
+    const hk_stats_t *s = &t->heap.stats;
+    return 1u + s->free_count + s->split_count - s->alloc_count - s->coalesce_count;
+}
+
+/* File a free block on its list, its bytes counted. */
 static void file_free(hk_tlsf_t *t, hk_tag_t *b)
 {
     list_push(t, b, list_of(hk_tag_size(b)));
-    t->heap.stats.free_blocks++;
     t->heap.stats.free_bytes += hk_tag_size(b);
 }
 
@@ -214,7 +226,6 @@ static int detach_cb(hk_heap_t *h, hk_tag_t *b)
     if (!take_neighbour(t, b)) {
         return 0;
     }
-    h->stats.free_blocks--;
     h->stats.free_bytes -= hk_tag_size(b);
     return 1;
 }
@@ -314,7 +325,6 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
         size = gross;
     } else {
         b->size_used |= 1u;
-        s->free_blocks--;
     }
     hk_tag_arm_canary(b, requested);
     s->free_bytes -= size;
@@ -383,11 +393,9 @@ void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
 #endif
     s->free_count++;
     s->free_bytes += size;
-    s->free_blocks++;
     next = hk_tag_at((uintptr_t)b + size);
     if (!hk_tag_used(next) && take_neighbour(t, next)) {
         size += hk_tag_size(next);
-        s->free_blocks--;
         s->coalesce_count++;
         hk_tag_poison_range(next, hk_tag_poison_start(next));
     }
@@ -398,7 +406,6 @@ void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
             hk_tag_poison_range(b, b + 1);
             size += hk_tag_size(prev);
             b = prev;
-            s->free_blocks--;
             s->coalesce_count++;
         }
     }
@@ -423,7 +430,7 @@ size_t hk_tlsf_usable_size(hk_tlsf_t *t, const void *ptr)
 static size_t list_extreme(const hk_tlsf_t *t, const hk_tag_t *b, int want_max)
 {
     size_t best = hk_tag_size(b);
-    size_t steps = t->heap.stats.free_blocks;
+    size_t steps = free_blocks(t);
     for (b = hk_tag_links(b)->next; b != NULL && hk_tag_link_sound(&t->span, b) && steps-- > 0;
          b = hk_tag_links(b)->next) {
         size_t s = hk_tag_size(b);
@@ -437,6 +444,7 @@ static size_t list_extreme(const hk_tlsf_t *t, const hk_tag_t *b, int want_max)
 void hk_tlsf_get_stats(hk_tlsf_t *t, hk_stats_t *out)
 {
     *out = t->heap.stats;
+    out->free_blocks = free_blocks(t);
     hk_tag_derive_stats(out);
     if (t->fl_bitmap != 0) {
         unsigned hi = hk_fls32(t->fl_bitmap);
@@ -483,18 +491,18 @@ static hk_check_t check_lists(const hk_tlsf_t *t)
                 if (hk_tag_links(b)->prev != prev) {
                     return HK_CHECK_LINK;
                 }
-                if (++listed > t->heap.stats.free_blocks) {
+                if (++listed > free_blocks(t)) {
                     return HK_CHECK_COUNT;
                 }
             }
         }
     }
-    return listed == t->heap.stats.free_blocks ? HK_CHECK_OK : HK_CHECK_COUNT;
+    return listed == free_blocks(t) ? HK_CHECK_OK : HK_CHECK_COUNT;
 }
 
 hk_check_t hk_tlsf_check(hk_tlsf_t *t)
 {
-    hk_check_t rc = hk_tag_check(&t->heap, &t->span, 1);
+    hk_check_t rc = hk_tag_check(&t->heap, &t->span, 1, free_blocks(t));
     return rc != HK_CHECK_OK ? rc : check_lists(t);
 }
 
