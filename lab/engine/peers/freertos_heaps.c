@@ -82,6 +82,7 @@
 #include <string.h>
 
 #include "FreeRTOS.h"
+#include "peer_tally.h"
 
 typedef struct frtos_link {
     struct frtos_link *next;
@@ -248,40 +249,24 @@ static void frtos_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
     }
 }
 
+/* The walk's tally, and the used blocks still linked into the free list (heap_4/5 clear the link). */
 typedef struct frtos_tally {
-    size_t used_blocks, used_usable, bad_used;
-    size_t free_blocks, free_bytes, largest, smallest;
-    size_t covered;
-    int adjacent_free, prev_free;
+    peer_tally_t t;
+    size_t bad_used;
 } frtos_tally_t;
 
 static void tally_block(void *ctx, const hk_block_info_t *b)
 {
-    frtos_tally_t *t = ctx;
-    t->covered += b->size;
-    if (b->used) {
-        t->used_blocks++;
-        t->used_usable += b->usable;
-        t->bad_used += ((const frtos_link_t *)b->start)->next != NULL;
-        t->prev_free = 0;
-        return;
-    }
-    t->free_blocks++;
-    t->free_bytes += b->size;
-    if (b->size > t->largest) {
-        t->largest = b->size;
-    }
-    if (t->smallest == 0 || b->size < t->smallest) {
-        t->smallest = b->size;
-    }
-    t->adjacent_free |= t->prev_free;
-    t->prev_free = 1;
+    frtos_tally_t *ft = ctx;
+    peer_tally_block(&ft->t, b);
+    ft->bad_used += b->used && ((const frtos_link_t *)b->start)->next != NULL;
 }
 
-static void frtos_tally(frtos_heap_t *h, frtos_tally_t *t)
+static void frtos_tally(frtos_heap_t *h, frtos_tally_t *ft)
 {
-    memset(t, 0, sizeof(*t));
-    frtos_walk(&h->heap, tally_block, t);
+    peer_tally_start(&ft->t, h->first);
+    ft->bad_used = 0;
+    frtos_walk(&h->heap, tally_block, ft);
 }
 
 static void frtos_stats(hk_heap_t *heap, hk_stats_t *out)
@@ -300,9 +285,7 @@ static void frtos_stats(hk_heap_t *heap, hk_stats_t *out)
         frtos_tally_t t;
         frtos_tally(h, &t);
         out->min_ever_free = out->capacity - h->peak_gross;
-        out->largest_free = t.largest;
-        out->smallest_free = t.smallest;
-        out->free_blocks = t.free_blocks;
+        peer_tally_geometry(&t.t, out);
     }
 }
 
@@ -314,25 +297,25 @@ static hk_check_t frtos_check(hk_heap_t *heap)
         return 1; /* the heap itself saw misuse or corruption */
     }
     frtos_tally(h, &t);
-    if (t.covered != (size_t)(h->end - h->first)) {
+    if (t.t.covered != (size_t)(h->end - h->first)) {
         return 2; /* the blocks do not tile the heap */
     }
-    if (t.free_bytes != h->api->free_heap_size()) {
+    if (t.t.free_bytes != h->api->free_heap_size()) {
         return 3;
     }
     if (t.bad_used != 0) {
         return 4; /* a used block still linked into the free list */
     }
-    if (t.used_blocks != heap->stats.used_blocks || t.used_usable != heap->stats.used_granted) {
+    if (!peer_tally_counts_agree(&t.t, heap)) {
         return 5;
     }
     if (h->api->heap_stats != NULL) {
         HeapStats_t hs;
         h->api->heap_stats(&hs);
-        if (hs.xNumberOfFreeBlocks != t.free_blocks) {
+        if (hs.xNumberOfFreeBlocks != t.t.free_blocks) {
             return 6;
         }
-        if (t.adjacent_free) {
+        if (t.t.adjacent_free) {
             return 7; /* heap_4/5 coalesce on every free */
         }
     }
@@ -342,7 +325,7 @@ static hk_check_t frtos_check(hk_heap_t *heap)
 static int frtos_owns(const hk_heap_t *heap, const void *ptr)
 {
     const frtos_heap_t *h = (const frtos_heap_t *)heap;
-    return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
+    return peer_in_arena(h->lo, h->hi, ptr);
 }
 
 /* Where the heap's initialisation will put its first block and its end, so make() can refuse arenas it cannot use. */

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "o1heap.h"
+#include "peer_tally.h"
 
 typedef struct o1_fragment {
     struct o1_fragment *next;
@@ -185,71 +186,35 @@ static void o1_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
     }
 }
 
-typedef struct o1_tally {
-    const uint8_t *expect; /* where the next fragment should start */
-    int gap;
-    size_t used_blocks, used_gross, used_usable;
-    size_t free_blocks, largest, smallest;
-} o1_tally_t;
-
-static void tally_fragment(void *ctx, const hk_block_info_t *b)
-{
-    o1_tally_t *t = ctx;
-    t->gap |= b->start != t->expect;
-    t->expect = (const uint8_t *)b->start + b->size;
-    if (b->used) {
-        t->used_blocks++;
-        t->used_gross += b->size;
-        t->used_usable += b->usable;
-        return;
-    }
-    t->free_blocks++;
-    if (b->size > t->largest) {
-        t->largest = b->size;
-    }
-    if (t->smallest == 0 || b->size < t->smallest) {
-        t->smallest = b->size;
-    }
-}
-
-static void o1_tally(o1_heap_t *h, o1_tally_t *t)
-{
-    memset(t, 0, sizeof(*t));
-    t->expect = h->first;
-    o1_walk(&h->heap, tally_fragment, t);
-}
-
 static void o1_stats(hk_heap_t *heap, hk_stats_t *out)
 {
     o1_heap_t *h = (o1_heap_t *)heap;
     O1HeapDiagnostics d = o1heapGetDiagnostics(h->o1);
-    o1_tally_t t;
-    o1_tally(h, &t);
+    peer_tally_t t;
+    peer_tally(heap, o1_walk, h->first, &t);
     *out = heap->stats;
     out->capacity = d.capacity;
     out->free_bytes = d.capacity - d.allocated;
     out->min_ever_free = d.capacity - d.peak_allocated;
-    out->largest_free = t.largest;
-    out->smallest_free = t.smallest;
-    out->free_blocks = t.free_blocks;
+    peer_tally_geometry(&t, out);
 }
 
 static hk_check_t o1_check(hk_heap_t *heap)
 {
     o1_heap_t *h = (o1_heap_t *)heap;
     O1HeapDiagnostics d = o1heapGetDiagnostics(h->o1);
-    o1_tally_t t;
+    peer_tally_t t;
     if (!o1heapDoInvariantsHold(h->o1)) {
         return 1;
     }
-    o1_tally(h, &t);
+    peer_tally(heap, o1_walk, h->first, &t);
     if (t.gap || t.expect != h->end || h->end != h->first + d.capacity) {
         return 2; /* the fragments do not tile the capacity */
     }
     if (t.used_gross != d.allocated) {
         return 3;
     }
-    if (t.used_blocks != heap->stats.used_blocks || t.used_usable != heap->stats.used_granted) {
+    if (!peer_tally_counts_agree(&t, heap)) {
         return 4;
     }
     return 0;
@@ -258,7 +223,7 @@ static hk_check_t o1_check(hk_heap_t *heap)
 static int o1_owns(const hk_heap_t *heap, const void *ptr)
 {
     const o1_heap_t *h = (const o1_heap_t *)heap;
-    return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
+    return peer_in_arena(h->lo, h->hi, ptr);
 }
 
 static const hk_ops_t o1_ops = {"o1heap", o1_malloc, o1_aligned, o1_realloc, NULL, o1_free,

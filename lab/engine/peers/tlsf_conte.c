@@ -59,6 +59,7 @@
 #include "lv_tlsf_shim.h"
 
 #include "lv_tlsf.h"
+#include "peer_tally.h"
 
 #define CONTE_FREE_BIT ((size_t)1)
 #define CONTE_FLAG_BITS ((size_t)3)
@@ -243,68 +244,32 @@ static void conte_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
     lv_tlsf_walk_pool(h->pool, walk_block, &w);
 }
 
-typedef struct conte_tally {
-    const uint8_t *expect; /* where the next block should start */
-    int gap;
-    size_t used_blocks, used_usable;
-    size_t free_blocks, free_bytes, largest, smallest;
-} conte_tally_t;
-
-static void tally_block(void *ctx, const hk_block_info_t *b)
-{
-    conte_tally_t *t = ctx;
-    t->gap |= b->start != t->expect;
-    t->expect = (const uint8_t *)b->start + b->size;
-    if (b->used) {
-        t->used_blocks++;
-        t->used_usable += b->usable;
-        return;
-    }
-    t->free_blocks++;
-    t->free_bytes += b->size;
-    if (b->size > t->largest) {
-        t->largest = b->size;
-    }
-    if (t->smallest == 0 || b->size < t->smallest) {
-        t->smallest = b->size;
-    }
-}
-
-static void conte_tally(conte_heap_t *h, conte_tally_t *t)
-{
-    memset(t, 0, sizeof(*t));
-    t->expect = h->first - CONTE_WORD;
-    conte_walk(&h->heap, tally_block, t);
-}
-
 static void conte_stats(hk_heap_t *heap, hk_stats_t *out)
 {
     conte_heap_t *h = (conte_heap_t *)heap;
-    conte_tally_t t;
-    conte_tally(h, &t);
+    peer_tally_t t;
+    peer_tally(heap, conte_walk, h->first - CONTE_WORD, &t);
     *out = heap->stats;
     out->free_bytes = t.free_bytes;
     out->min_ever_free = out->capacity - h->peak_gross;
-    out->largest_free = t.largest;
-    out->smallest_free = t.smallest;
-    out->free_blocks = t.free_blocks;
+    peer_tally_geometry(&t, out);
 }
 
 static hk_check_t conte_check(hk_heap_t *heap)
 {
     conte_heap_t *h = (conte_heap_t *)heap;
-    conte_tally_t t;
+    peer_tally_t t;
     if (lv_tlsf_check(h->tlsf) != 0) {
         return 1; /* free lists or bitmaps */
     }
     if (lv_tlsf_check_pool(h->pool) != 0) {
         return 2; /* physical blocks: sizes, free flags */
     }
-    conte_tally(h, &t);
+    peer_tally(heap, conte_walk, h->first - CONTE_WORD, &t);
     if (t.gap || t.expect != h->end) {
         return 3; /* the blocks do not tile the pool */
     }
-    if (t.used_blocks != heap->stats.used_blocks || t.used_usable != heap->stats.used_granted ||
+    if (!peer_tally_counts_agree(&t, heap) ||
         t.free_bytes + h->used_gross != heap->stats.capacity) {
         return 4;
     }
@@ -314,7 +279,7 @@ static hk_check_t conte_check(hk_heap_t *heap)
 static int conte_owns(const hk_heap_t *heap, const void *ptr)
 {
     const conte_heap_t *h = (const conte_heap_t *)heap;
-    return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
+    return peer_in_arena(h->lo, h->hi, ptr);
 }
 
 static const hk_ops_t conte_ops = {"tlsf-conte", conte_malloc, conte_aligned, conte_realloc, NULL, conte_free,

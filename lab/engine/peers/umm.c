@@ -50,6 +50,7 @@
 
 #include "umm_malloc.h"
 #include "umm_malloc_cfg.h"
+#include "peer_tally.h"
 
 /* umm_init() would read these link-time values; the adapter uses umm_init_heap() instead. */
 void *UMM_MALLOC_CFG_HEAP_ADDR;
@@ -224,40 +225,15 @@ static void umm_hk_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
     }
 }
 
-typedef struct umm_tally {
-    size_t covered;
-    size_t used_blocks, used_usable;
-    size_t free_blocks, free_bytes, smallest;
-} umm_tally_t;
-
-static void tally_run(void *ctx, const hk_block_info_t *b)
-{
-    umm_tally_t *t = ctx;
-    t->covered += b->size;
-    if (b->used) {
-        t->used_blocks++;
-        t->used_usable += b->usable;
-        return;
-    }
-    t->free_blocks++;
-    t->free_bytes += b->size;
-    if (t->smallest == 0 || b->size < t->smallest) {
-        t->smallest = b->size;
-    }
-}
-
-static void umm_tally(umm_heap_t *h, umm_tally_t *t)
-{
-    memset(t, 0, sizeof(*t));
-    umm_hk_walk(&h->heap, tally_run, t);
-}
+/* Where the walk starts: the first run after umm's head block. */
+static const uint8_t *first_run(const umm_heap_t *h) { return h->base + (next_of(h, 0) & UMM_INDEX_MASK) * UMM_BLOCK; }
 
 static void umm_hk_stats(hk_heap_t *heap, hk_stats_t *out)
 {
     umm_heap_t *h = (umm_heap_t *)heap;
-    umm_tally_t t;
+    peer_tally_t t;
     umm_info(NULL, false);
-    umm_tally(h, &t);
+    peer_tally(heap, umm_hk_walk, first_run(h), &t);
     *out = heap->stats;
     out->free_bytes = (size_t)ummHeapInfo.freeBlocks * UMM_BLOCK;
     out->min_ever_free = out->capacity - h->peak_gross;
@@ -269,11 +245,11 @@ static void umm_hk_stats(hk_heap_t *heap, hk_stats_t *out)
 static hk_check_t umm_hk_check(hk_heap_t *heap)
 {
     umm_heap_t *h = (umm_heap_t *)heap;
-    umm_tally_t t;
+    peer_tally_t t;
     if (!umm_integrity_check()) {
         return 1;
     }
-    umm_tally(h, &t);
+    peer_tally(heap, umm_hk_walk, first_run(h), &t);
     if (t.covered != heap->stats.capacity) {
         return 2; /* the runs do not tile the heap */
     }
@@ -281,7 +257,7 @@ static hk_check_t umm_hk_check(hk_heap_t *heap)
     if (t.free_bytes != (size_t)ummHeapInfo.freeBlocks * UMM_BLOCK || t.free_blocks != ummHeapInfo.freeEntries) {
         return 3;
     }
-    if (t.used_blocks != heap->stats.used_blocks || t.used_usable != heap->stats.used_granted) {
+    if (!peer_tally_counts_agree(&t, heap)) {
         return 4;
     }
     return 0;
@@ -290,7 +266,7 @@ static hk_check_t umm_hk_check(hk_heap_t *heap)
 static int umm_hk_owns(const hk_heap_t *heap, const void *ptr)
 {
     const umm_heap_t *h = (const umm_heap_t *)heap;
-    return (const uint8_t *)ptr >= h->lo && (const uint8_t *)ptr < h->hi;
+    return peer_in_arena(h->lo, h->hi, ptr);
 }
 
 static const hk_ops_t umm_ops = {"umm",         umm_hk_malloc, NULL,         umm_hk_realloc, NULL, umm_hk_free,
