@@ -95,13 +95,19 @@ void hk_set_hooks(hk_heap_t *heap, const hk_hooks_t *hooks)
  * has its own realloc (the lab's peers): it gets realloc whole, and counts
  * its own failures.
  */
+/* The failure path, out of line: the hot path then needs nothing of the heap after the call but this. */
+HK_COLD void *alloc_failed(hk_heap_t *heap)
+{
+    if (heap->ops->resize != NULL) {
+        heap->stats.fail_count++;
+    }
+    return NULL;
+}
+
 static void *alloc_counted(hk_heap_t *heap, size_t size)
 {
     void *p = heap->ops->malloc(heap, size + (size == 0));
-    if (p == NULL && heap->ops->resize != NULL) {
-        heap->stats.fail_count++;
-    }
-    return p;
+    return p != NULL ? p : alloc_failed(heap);
 }
 
 /* Level 3: the whole heap is checked before every uniform call that changes it. */
@@ -145,16 +151,19 @@ static void leave(hk_heap_t *heap) { unlock(heap); }
  */
 static int unlocked(const hk_heap_t *heap) { return heap->hooks.lock == NULL && !HK_VALIDATE_EVERY_CALL; }
 
-void *hk_malloc(hk_heap_t *heap, size_t size)
+/* With lock hooks (or level 3's validation): apart, so the hook-free path saves no registers for it. */
+HK_APART void *malloc_locked(hk_heap_t *heap, size_t size)
 {
     void *p;
-    if (unlocked(heap)) {
-        return alloc_counted(heap, size);
-    }
     enter(heap);
     p = alloc_counted(heap, size);
     leave(heap);
     return p;
+}
+
+void *hk_malloc(hk_heap_t *heap, size_t size)
+{
+    return unlocked(heap) ? alloc_counted(heap, size) : malloc_locked(heap, size);
 }
 
 void *hk_calloc(hk_heap_t *heap, size_t count, size_t size)

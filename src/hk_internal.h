@@ -35,11 +35,20 @@
 #define HK_ASSERT(cond) ((void)0)
 #endif
 
-/* For the few helpers of a constant-time hot path that must not cost a call. */
+/*
+ * For the few helpers of a constant-time hot path that must not cost a
+ * call (HK_HOT), and the paths kept out of one so that it saves fewer
+ * registers: HK_APART (another path, as fast as the compiler makes it) and
+ * HK_COLD (an error path).
+ */
 #if defined(__GNUC__) || defined(__clang__)
 #define HK_HOT static inline __attribute__((always_inline))
+#define HK_APART static __attribute__((noinline))
+#define HK_COLD static __attribute__((noinline, cold))
 #else
 #define HK_HOT static inline
+#define HK_APART static
+#define HK_COLD static
 #endif
 
 /* The hardening level's parts (HK_HARDENING in heapkit.h). */
