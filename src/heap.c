@@ -241,6 +241,13 @@ void *hk_aligned_alloc(hk_heap_t *heap, size_t alignment, size_t size)
     return p;
 }
 
+HK_APART void free_locked(hk_heap_t *heap, void *ptr)
+{
+    enter(heap);
+    heap->ops->free(heap, ptr);
+    leave(heap);
+}
+
 void hk_free(hk_heap_t *heap, void *ptr)
 {
     if (ptr == NULL) {
@@ -248,11 +255,9 @@ void hk_free(hk_heap_t *heap, void *ptr)
     }
     if (unlocked(heap)) {
         heap->ops->free(heap, ptr);
-        return;
+    } else {
+        free_locked(heap, ptr);
     }
-    enter(heap);
-    heap->ops->free(heap, ptr);
-    leave(heap);
 }
 
 size_t hk_usable_size(hk_heap_t *heap, const void *ptr)
