@@ -40,6 +40,7 @@ class Symbolizer:
             with open(path, "rb") as f:
                 elf = ELFFile(f)
                 self._funcs = self._functions(elf)
+                self._scopes = self._inlined(elf)
                 self._rows = self._lines(elf)
         except FileNotFoundError:
             raise HeapkitError(f"{path}: no such file") from None
@@ -59,6 +60,25 @@ class Symbolizer:
                     start = sym["st_value"] & ~1          # Thumb functions have bit 0 set
                     out.append((start, start + max(sym["st_size"], 1), sym.name))
         return sorted(out)
+
+    @staticmethod
+    def _inlined(elf) -> list[tuple[int, int, str]]:
+        """(low, high, name) of every inlined call, so a leak in an inlined function gets its name."""
+        if not elf.has_dwarf_info():
+            return []
+        dwarf = elf.get_dwarf_info()
+        out = []
+        for cu in dwarf.iter_CUs():
+            for die in cu.iter_DIEs():
+                if die.tag != "DW_TAG_inlined_subroutine" or "DW_AT_abstract_origin" not in die.attributes:
+                    continue
+                origin = die.get_DIE_from_attribute("DW_AT_abstract_origin")
+                name = origin.attributes.get("DW_AT_name")
+                if name is None:
+                    continue
+                for lo, hi in _die_ranges(dwarf, cu, die):
+                    out.append((lo, hi, name.value.decode(errors="replace")))
+        return out
 
     @staticmethod
     def _lines(elf) -> list[tuple[int, str, int, bool]]:
@@ -96,10 +116,39 @@ class Symbolizer:
         i = bisect.bisect_right(self._starts, pc) - 1
         if i >= 0 and self._funcs[i][0] <= pc < self._funcs[i][1]:
             fn = self._funcs[i][2]
+        # The innermost inlined call holding pc names the function the source line belongs to.
+        inner = [s for s in self._scopes if s[0] <= pc < s[1]]
+        if inner:
+            fn = min(inner, key=lambda s: s[1] - s[0])[2]
         j = bisect.bisect_right(self._row_addrs, pc) - 1
         if j >= 0 and not self._rows[j][3]:
             return fn, self._rows[j][1], self._rows[j][2]
         return fn, None, None
+
+
+def _die_ranges(dwarf, cu, die) -> list[tuple[int, int]]:
+    attrs = die.attributes
+    if "DW_AT_low_pc" in attrs and "DW_AT_high_pc" in attrs:
+        lo = attrs["DW_AT_low_pc"].value
+        hi = attrs["DW_AT_high_pc"]
+        return [(lo, hi.value if hi.form == "DW_FORM_addr" else lo + hi.value)]
+    if "DW_AT_ranges" in attrs:
+        lists = dwarf.range_lists()
+        if lists is None:
+            return []
+        base = cu.get_top_DIE().attributes.get("DW_AT_low_pc")
+        base = base.value if base is not None else 0
+        out = []
+        for r in lists.get_range_list_at_offset(attrs["DW_AT_ranges"].value, cu=cu):
+            if hasattr(r, "begin_offset"):
+                if getattr(r, "is_absolute", False):
+                    out.append((r.begin_offset, r.end_offset))
+                else:
+                    out.append((base + r.begin_offset, base + r.end_offset))
+            elif hasattr(r, "base_address"):
+                base = r.base_address
+        return out
+    return []
 
 
 @dataclass
