@@ -35,7 +35,7 @@ STREAM_HEADER = 16
 # ring_size, head, tail, stamp_hz, dropped, pending_drops, records (u32 each).
 _IMAGE = struct.Struct("<8sHBBIIIIIIII")
 
-# op -> (payload words, name); 'm' 'f' carry no aux word.
+# op -> payload words ('m' and 'f' carry no aux word).
 _WORDS = {ord("m"): 5, ord("c"): 6, ord("a"): 6, ord("r"): 6, ord("f"): 5,
           ord("T"): 2, ord("K"): 2, ord("D"): 2}
 
