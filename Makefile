@@ -29,6 +29,9 @@
 #                  and the cases that fail (ctest runs the same as corruption_*)
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
+#   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 port) traced on the
+#                  target in QEMU mps2-an385 with heap_4 and heap_tlsf: the leak report,
+#                  the heap sizes the lab finds, and its test (lab/tests/test_firmware_trace.py)
 #   make deps      install the missing Debian packages only
 #   make clean     remove build/
 
@@ -60,9 +63,9 @@ timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >>
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test corruption
+        timing-start timing-report target-test target-icount-test corruption firmware-trace
 
-test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test firmware-trace fuzz-smoke freestanding sizes timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -201,6 +204,26 @@ target-test: deps
 target-icount-test: deps venv
 	@echo "== instruction counter in QEMU, Cortex-M3 and RV32 (lab/tests/test_target.py)"
 	@$(call timed,cortex-m3 + rv32 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py -q -m target)
+
+FW := $(BUILD)/firmware-trace
+comma := ,
+
+# examples/firmware-trace: build, run with each heap (the recorder drains through semihosting
+# into FW/<heap>.hkfw), import, the leak report against the ELF, the smallest heap the lab finds;
+# then the checks of lab/tests/test_firmware_trace.py.
+firmware-trace: deps venv
+	@echo "== firmware trace: FreeRTOS V11.2.0 ARM_CM3 in QEMU mps2-an385, heap_4 and heap_tlsf"
+	@$(call timed,firmware trace,\
+	  cmake -S examples/firmware-trace -B $(FW) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/arm-cortex-m3.cmake >/dev/null && \
+	  cmake --build $(FW) -j $(JOBS) >/dev/null && \
+	  $(MAKE) --no-print-directory build >/dev/null && \
+	  for h in heap_4 tlsf; do \
+	    ports/baremetal/run-qemu.sh mps2-an385 $(FW)/fw_$$h.elf $(CURDIR)/$(FW)/$$h.hkfw && \
+	    $(VENV)/bin/heapkit import $(FW)/$$h.hkfw -o $(FW)/$$h.hkb -q && \
+	    $(VENV)/bin/heapkit leaks $(FW)/$$h.hkb --elf $(FW)/fw_$$h.elf --checkpoint steady && \
+	    $(VENV)/bin/heapkit size --trace $(FW)/$$h.hkb --alloc tlsf$(comma)freertos-heap4 || exit 1; \
+	  done && \
+	  HEAPKIT_FIRMWARE_BUILD=$(CURDIR)/$(FW) $(VENV)/bin/python -m pytest lab/tests/test_firmware_trace.py -q -m target)
 
 sizes: deps
 	@echo "== cross-compiled sizes"

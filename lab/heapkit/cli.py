@@ -1,6 +1,6 @@
 """The ``heapkit`` command line.
 
-Subcommands: import, gen, info, workloads, bench, size, trace, report, demo, explore, netapp,
+Subcommands: import, leaks, gen, info, workloads, bench, size, trace, report, demo, explore, netapp,
 kth-release (heapkit/kth_release.py).
 ``trace`` (capture a program), ``report`` and ``demo`` are implemented in
 heapkit/capture.py, heapkit/report.py and heapkit/demo.py, each exposing
@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from . import __version__
 from .errors import HeapkitError
+from .annotations import side_path
 from .importers import FORMATS, import_trace
 from .trace import FORM_BINARY, Trace, form_of_path, sniff_form, write_trace
 from .workloads import WORKLOADS, get as get_workload
@@ -223,10 +224,35 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise HeapkitError(f"{args.output}: output name must end in .hkt, .hkt.gz or .hkb")
     res = import_trace(args.src, args.format)
     write_trace(res.trace, args.output)
+    side = None
+    if res.annotations is not None:
+        side = side_path(args.output)
+        res.annotations.save(side)
     if not args.quiet:
-        print(f"wrote {args.output}")
+        print(f"wrote {args.output}" + (f" and {side}" if side else ""))
         for line in res.summary_lines():
             print("  " + line)
+    return 0
+
+
+def cmd_leaks(args: argparse.Namespace) -> int:
+    from .annotations import Annotations
+    from .leaks import Symbolizer, analyse, render
+    res = import_trace(args.trace, "auto")
+    ann = res.annotations
+    if ann is None:
+        side = side_path(args.trace)
+        if not os.path.exists(side):
+            raise HeapkitError(f"{args.trace}: no side table ({side}) with callers and tasks; "
+                               "import the recorder's output with `heapkit import` or record with "
+                               "`heapkit trace`")
+        ann = Annotations.load(side, len(res.trace))
+    sym = Symbolizer(args.elf) if args.elf else None
+    report = analyse(res.trace, ann, args.checkpoint, sym)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print("\n".join(render(report)))
     return 0
 
 
@@ -492,8 +518,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("import", help="convert an external allocation log to a heapkit trace",
                        description="Convert a wee_alloc trace, an Android memory_replay dump "
-                       "(text or .zip), glibc mtrace output or valgrind --trace-malloc=yes "
-                       "output (any of them may be gzipped) to a heapkit trace. The output "
+                       "(text or .zip), glibc mtrace output, valgrind --trace-malloc=yes "
+                       "output (any of them may be gzipped) or a firmware recorder's stream or "
+                       "buffer dump (ports/trace/; its callers, tasks and checkpoints go to "
+                       "OUT.side.npz) to a heapkit trace. The output "
                        "name picks the encoding: .hkt, .hkt.gz or .hkb.")
     s.add_argument("src", metavar="SRC", help="file to import")
     s.add_argument("-o", "--output", required=True, metavar="OUT", help="trace to write")
@@ -501,6 +529,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="input format (default: detect from the content)")
     s.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("leaks", help="blocks left live, by caller and task; per-task peaks",
+                       description="List the blocks a trace leaves live at the end, grouped "
+                       "by caller and task with count and bytes; with --checkpoint, those "
+                       "allocated after it and never freed apart from the long-lived ones "
+                       "allocated before it. Per task: allocations and peak live bytes. "
+                       "TRACE is a firmware recorder's output or a heapkit trace with its "
+                       "TRACE.side.npz (heapkit import, heapkit trace).")
+    s.add_argument("trace", metavar="TRACE")
+    s.add_argument("--elf", metavar="FIRMWARE.elf",
+                   help="name callers as function (file:line) from this ELF's DWARF")
+    s.add_argument("--checkpoint", metavar="N|LABEL",
+                   help="a checkpoint's label (hk_trace_mark) or a record number")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    s.set_defaults(func=cmd_leaks)
 
     s = sub.add_parser("gen", help="generate a synthetic workload trace",
                        description="Generate a workload trace (see 'heapkit workloads'). "

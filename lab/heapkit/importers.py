@@ -42,6 +42,13 @@ Supported inputs (any of them may also be gzip-compressed):
     and the thread id of an event is the ordinal of its process (0 for the
     first pid seen, 1 for the next, ...): valgrind prints no thread ids.
 
+``firmware``
+    what the on-target recorder (ports/trace/) writes: the stream a sink
+    received or a debugger's dump of its buffer (heapkit.fwtrace). The
+    callers, stamps, task names and checkpoints come along as the trace's
+    side table (heapkit.annotations), which ``heapkit import`` writes next
+    to the output.
+
 Rules shared by the pointer-based formats (all but wee):
 
 * an allocation that returned NULL, and a failed realloc (NULL result for
@@ -76,12 +83,14 @@ from typing import Callable
 
 import numpy as np
 
+from .annotations import Annotations
 from .errors import HeapkitError, TraceError
+from .fwtrace import is_firmware, read_firmware
 from .trace import (GZIP_MAGIC, NULL_ID, OP_ALIGNED, OP_CALLOC, OP_FREE, OP_MALLOC, OP_REALLOC,
                     RECORD_DTYPE, U32_MAX, Trace, TraceBuilder, read_bytes, read_trace,
                     sniff_form)
 
-FORMATS = ("wee", "memory_replay", "mtrace", "valgrind")
+FORMATS = ("wee", "memory_replay", "mtrace", "valgrind", "firmware")
 ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -94,6 +103,7 @@ class ImportResult:
     dropped: Counter = field(default_factory=Counter)
     adjusted: Counter = field(default_factory=Counter)
     ignored: Counter = field(default_factory=Counter)
+    annotations: Annotations | None = None
 
     def summary_lines(self) -> list[str]:
         def fmt(c: Counter) -> str:
@@ -792,7 +802,13 @@ _DETECT = {
     "valgrind": re.compile(r"--\d+-- ([A-Za-z_]\w*)\(.*"),
 }
 
+def import_firmware(path: str | os.PathLike) -> ImportResult:
+    trace, ann, events, dropped = read_firmware(path)
+    return ImportResult(trace, "firmware", str(path), events, dropped, annotations=ann)
+
+
 IMPORTERS: dict[str, Callable[[str | os.PathLike], ImportResult]] = {
+    "firmware": import_firmware,
     "wee": import_wee,
     "memory_replay": import_memory_replay,
     "mtrace": import_mtrace,
@@ -805,6 +821,8 @@ def detect_format(path: str | os.PathLike) -> str:
     raw = read_bytes(path)
     if sniff_form(raw[:1024]):
         return "heapkit"
+    if is_firmware(raw[:16]):
+        return "firmware"
     data = _source_bytes(path)
     if sniff_form(data[:1024]):
         return "heapkit"

@@ -41,9 +41,12 @@ static void unexpected_handler(void) { hk_board_fail("mps2-an385: unexpected exc
 
 /*
  * Weak so that a program taking SysTick or an external interrupt can define
- * its own handler under this name.
+ * its own handler under this name, and an RTOS its SVCall and PendSV
+ * handlers (FreeRTOS: #define vPortSVCHandler hk_svcall_handler, ...).
  */
 void hk_systick_handler(void) __attribute__((weak, alias("unexpected_handler")));
+void hk_svcall_handler(void) __attribute__((weak, alias("unexpected_handler")));
+void hk_pendsv_handler(void) __attribute__((weak, alias("unexpected_handler")));
 
 typedef void (*vector_t)(void);
 
@@ -60,9 +63,9 @@ __attribute__((section(".vectors"), used)) static const vector_t vectors[16] = {
     0,
     0,
     0,
-    unexpected_handler, /* SVCall */
+    hk_svcall_handler,
     unexpected_handler, /* DebugMonitor */
     0,
-    unexpected_handler, /* PendSV */
+    hk_pendsv_handler,
     hk_systick_handler,
 };
