@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # heapkit: the one entry point for building and testing.
 #
 #   make test      THE test command (CI runs it): installs missing packages,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for tlsf (src/tlsf.c): the list mapping as far as behaviour
  * shows it (the own-list try, rounding up past a too-small block, the bitmap

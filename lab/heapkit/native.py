@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The lab's native artefacts (hk-replay, libhkcapture.so): where they are, and building them.
 
 They live in the CMake tree ``build/gcc`` under the repository root, the one
