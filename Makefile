@@ -47,8 +47,11 @@ FUZZ_SECONDS ?= 120
 
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
                 gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 python3 git time \
-                libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt \
+                libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt pkg-config \
                 qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf
+# The host builds' optional parts, named because a plain configure builds no
+# peers (nothing is downloaded unless asked).
+HOST_OPTIONS := -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=ON -DHEAPKIT_LAB_PEERS=ON -DHEAPKIT_MALLOC=ON
 VENV := .venv
 PYTHON ?= python3
 
@@ -109,7 +112,7 @@ lab-test: venv
 
 build: deps venv
 	@mkdir -p $(BUILD)
-	cmake -S . -B $(BUILD)/gcc -DCMAKE_C_COMPILER=gcc -DHEAPKIT_PROPERTY_OPS=$(PROPERTY_OPS)
+	cmake -S . -B $(BUILD)/gcc -DCMAKE_C_COMPILER=gcc $(HOST_OPTIONS) -DHEAPKIT_PROPERTY_OPS=$(PROPERTY_OPS)
 	cmake --build $(BUILD)/gcc -j $(JOBS)
 
 gcc-test:
@@ -120,7 +123,7 @@ gcc-test:
 asan-test:
 	@echo "== ASan+UBSan build and tests ($(SAN_PROPERTY_OPS) property operations per allocator)"
 	@$(call timed,asan+ubsan build + ctest,\
-	  cmake -S . -B $(BUILD)/asan -DCMAKE_C_COMPILER=gcc -DHEAPKIT_SANITIZE=ON \
+	  cmake -S . -B $(BUILD)/asan -DCMAKE_C_COMPILER=gcc $(HOST_OPTIONS) -DHEAPKIT_SANITIZE=ON \
 	    -DHEAPKIT_PROPERTY_OPS=$(SAN_PROPERTY_OPS) && \
 	  cmake --build $(BUILD)/asan -j $(JOBS) && \
 	  ctest --test-dir $(BUILD)/asan -j $(JOBS) --output-on-failure)
@@ -128,13 +131,13 @@ asan-test:
 clang-test:
 	@echo "== clang build, HK_ALIGN=16, warnings as errors ($(CLANG_PROPERTY_OPS) property operations)"
 	@$(call timed,clang HK_ALIGN=16 build + ctest,\
-	  cmake -S . -B $(BUILD)/clang -DCMAKE_C_COMPILER=clang -DHEAPKIT_ALIGN=16 \
+	  cmake -S . -B $(BUILD)/clang -DCMAKE_C_COMPILER=clang $(HOST_OPTIONS) -DHEAPKIT_ALIGN=16 \
 	    -DHEAPKIT_PROPERTY_OPS=$(CLANG_PROPERTY_OPS) && \
 	  cmake --build $(BUILD)/clang -j $(JOBS) && \
 	  ctest --test-dir $(BUILD)/clang -j $(JOBS) --output-on-failure)
 
 fuzz-build: deps
-	cmake -S . -B $(BUILD)/fuzz -DCMAKE_C_COMPILER=clang -DHEAPKIT_FUZZ=ON
+	cmake -S . -B $(BUILD)/fuzz -DCMAKE_C_COMPILER=clang -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=OFF -DHEAPKIT_FUZZ=ON
 	cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzzers
 
 fuzz-smoke:
@@ -146,7 +149,8 @@ fuzz: fuzz-build
 	tests/fuzz/run_fuzzers.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(JOBS)
 
 freertos-build: deps
-	cmake -S . -B $(BUILD)/freertos -DCMAKE_C_COMPILER=gcc -DHEAPKIT_LAB=OFF -DHEAPKIT_FREERTOS_TESTS=ON
+	cmake -S . -B $(BUILD)/freertos -DCMAKE_C_COMPILER=gcc -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=OFF -DHEAPKIT_MALLOC=OFF \
+	  -DHEAPKIT_FREERTOS_TESTS=ON
 	cmake --build $(BUILD)/freertos -j $(JOBS) --target freertos-apps
 
 freertos-test:
