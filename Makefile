@@ -10,7 +10,9 @@
 #                  property tests for bare-metal Cortex-M3 and RV32 and runs
 #                  them in QEMU (TARGET_PROPERTY_OPS property operations);
 #                  smoke-runs every fuzzer for FUZZ_SMOKE_SECONDS; checks the
-#                  core is freestanding; prints the cross-compiled size table.
+#                  core is freestanding; prints the cross-compiled size table;
+#                  builds a project outside heapkit against it each way a user
+#                  can (consumer-test).
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make demo      the main job: every workload and real trace against every
@@ -30,6 +32,8 @@
 #                  and the cases that fail (ctest runs the same as corruption_*)
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
+#   make consumer-test  a project outside heapkit built against it each way a
+#                  user can take it (tests/consumer/run.sh; docs/install.md)
 #   make deps      install the missing Debian packages only
 #   make clean     remove build/
 
@@ -64,9 +68,9 @@ timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >>
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test corruption
+        timing-start timing-report target-test target-icount-test corruption consumer-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes consumer-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -210,6 +214,10 @@ target-icount-test: deps venv
 sizes: deps
 	@echo "== cross-compiled sizes"
 	@$(call timed,cross sizes,tools/cross_sizes.sh $(BUILD)/sizes)
+
+consumer-test: deps
+	@echo "== consumer projects: find_package, add_subdirectory, FetchContent, pkg-config, Cortex-M4F cross build"
+	@$(call timed,consumer projects,JOBS=$(JOBS) tests/consumer/run.sh $(BUILD)/consumer)
 
 clean:
 	rm -rf $(BUILD)
