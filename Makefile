@@ -12,7 +12,8 @@
 #                  smoke-runs every fuzzer for FUZZ_SMOKE_SECONDS; checks the
 #                  core is freestanding; prints the cross-compiled size table;
 #                  builds a project outside heapkit against it each way a user
-#                  can (consumer-test).
+#                  can (consumer-test); fetches the peers from an empty
+#                  cargo cache (peers-test).
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make demo      the main job: every workload and real trace against every
@@ -34,7 +35,8 @@
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make consumer-test  a project outside heapkit built against it each way a
 #                  user can take it (tests/consumer/run.sh; docs/install.md)
-#   make deps      install the missing Debian packages only
+#   make peers-test  tools/fetch_peers.sh with an empty CARGO_HOME (tests/repo/check_fetch_peers.sh)
+#   make deps      install the missing Debian packages, and cargo if none is on PATH
 #   make clean     remove build/
 
 SHELL := /bin/bash
@@ -68,9 +70,9 @@ timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >>
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test corruption consumer-test
+        timing-start timing-report target-test target-icount-test corruption consumer-test peers-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes consumer-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes consumer-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -83,15 +85,21 @@ timing-report:
 	@cat $(TIMING)
 	@echo "total: $$(( $$(date +%s) - $$(cat $(BUILD)/.test-start) )) s"
 
+# cargo (tools/fetch_peers.sh fetches the peers with it) counts as present
+# wherever it comes from (rustup's or Debian's). Debian 12's package `cargo`
+# (1.65) cannot read crates.io's sparse index nor the peers' 2024-edition
+# dependencies; its `cargo-web` (1.85 and later) can, so it is preferred.
 deps:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do \
 	  [ "$$(dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null)" = "install ok installed" ] || missing="$$missing $$p"; \
 	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "== installing:$$missing"; \
+	cargo=""; command -v cargo >/dev/null 2>&1 || cargo=cargo; \
+	if [ -n "$$missing$$cargo" ]; then \
 	  apt-get update; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	  [ -z "$$cargo" ] || ! apt-cache show cargo-web >/dev/null 2>&1 || cargo=cargo-web; \
+	  echo "== installing:$$missing $$cargo"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing $$cargo; \
 	else \
 	  echo "== packages: all present"; \
 	fi
@@ -218,6 +226,10 @@ sizes: deps
 consumer-test: deps
 	@echo "== consumer projects: find_package, add_subdirectory, FetchContent, pkg-config, Cortex-M4F cross build"
 	@$(call timed,consumer projects,JOBS=$(JOBS) tests/consumer/run.sh $(BUILD)/consumer)
+
+peers-test: deps
+	@echo "== tools/fetch_peers.sh from an empty cargo cache"
+	@$(call timed,fetch peers (fresh cargo cache),tests/repo/check_fetch_peers.sh $(BUILD)/fetch-peers-test)
 
 clean:
 	rm -rf $(BUILD)
