@@ -34,23 +34,8 @@ done
 rm -rf "$work"
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
-passed=0
-failed=0
-
-# check NAME COMMAND...: run one way with its output in WORK/<step>.log; on failure show that log's tail.
-check() {
-    local name=$1 log
-    shift
-    log=$work/$((passed + failed + 1))-$1.log
-    if ("$@") >"$log" 2>&1; then
-        echo "ok      $name"
-        passed=$((passed + 1))
-    else
-        echo "FAILED  $name (log: $log)"
-        tail -n 25 "$log" | sed 's/^/    /'
-        failed=$((failed + 1))
-    fi
-}
+# shellcheck source=../support/steps.sh
+. "$root/tests/support/steps.sh"
 
 configure_build() { # SRC BUILD ARGS...
     local src=$1 build=$2
@@ -129,14 +114,11 @@ cortex_m4f_way() {
         arm-none-eabi-nm "$elf" | grep -q ' T hk_tlsf_init$'
 }
 
-start=$(date +%s)
-check "install (library only, HK_ALIGN=$align, HK_HARDENING=$hardening)" install_heapkit
-check "find_package(heapkit 0.2 CONFIG)" find_package_way
-check "find_package(heapkit 0.1) refused by the version file" version_refused
-check "add_subdirectory" add_subdirectory_way
-check "FetchContent (URL file://, SHA256)" fetchcontent_way
-check "pkg-config --cflags --libs heapkit, plain cc" pkg_config_way
-check "Cortex-M4F cross build (toolchain file, find_package)" cortex_m4f_way
-echo "consumer: $(( $(date +%s) - start )) s"
-echo "consumer: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+step "install (library only, HK_ALIGN=$align, HK_HARDENING=$hardening)" install_heapkit
+step "find_package(heapkit 0.2 CONFIG)" find_package_way
+step "find_package(heapkit 0.1) refused by the version file" version_refused
+step "add_subdirectory" add_subdirectory_way
+step "FetchContent (URL file://, SHA256)" fetchcontent_way
+step "pkg-config --cflags --libs heapkit, plain cc" pkg_config_way
+step "Cortex-M4F cross build (toolchain file, find_package)" cortex_m4f_way
+steps_summary consumer

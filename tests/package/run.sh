@@ -34,23 +34,8 @@ export PLATFORMIO_SETTING_ENABLE_TELEMETRY=No
 export PLATFORMIO_SETTING_CHECK_PLATFORMIO_INTERVAL=36500
 conan=$venv/bin/conan
 m4f=(-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard)
-passed=0
-failed=0
-
-# check NAME COMMAND...: as tests/consumer/run.sh, output in WORK/<n>-<step>.log.
-check() {
-    local name=$1 log
-    shift
-    log=$work/$((passed + failed + 1))-$1.log
-    if ("$@") >"$log" 2>&1; then
-        echo "ok      $name"
-        passed=$((passed + 1))
-    else
-        echo "FAILED  $name (log: $log)"
-        tail -n 25 "$log" | sed 's/^/    /'
-        failed=$((failed + 1))
-    fi
-}
+# shellcheck source=../support/steps.sh
+. "$root/tests/support/steps.sh"
 
 conan_host() {
     "$conan" profile detect &&
@@ -90,11 +75,8 @@ packed_sources_build() {
 }
 
 command -v arm-none-eabi-gcc >/dev/null 2>&1 || { echo "run.sh: arm-none-eabi-gcc not found (make deps installs it)" >&2; exit 1; }
-start=$(date +%s)
-check "conan create (host profile, align=16, hardening=2, test package run)" conan_host
-check "conan create (Cortex-M4F profile, test package linked)" conan_m4f
-check "pio pkg pack, manifest validated" pio_pack
-check "packed sources build as a PlatformIO library (Cortex-M4F link, host example runs)" packed_sources_build
-echo "package: $(( $(date +%s) - start )) s"
-echo "package: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+step "conan create (host profile, align=16, hardening=2, test package run)" conan_host
+step "conan create (Cortex-M4F profile, test package linked)" conan_m4f
+step "pio pkg pack, manifest validated" pio_pack
+step "packed sources build as a PlatformIO library (Cortex-M4F link, host example runs)" packed_sources_build
+steps_summary package
