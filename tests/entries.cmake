@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Catalog entries under test (include/heapkit/catalog.h), shared by the host
 # suite (tests/CMakeLists.txt) and the bare-metal one (ports/baremetal/tests);
 # test_catalog fails if this list and the catalog disagree.

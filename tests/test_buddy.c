@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the binary buddy allocator (eager and DELAY-2 lazy modes). */
 #include <stdarg.h>
 #include <stddef.h>

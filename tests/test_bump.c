@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the bump allocator (src/bump.c). */
 #include <stdarg.h>
 #include <stddef.h>

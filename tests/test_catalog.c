@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The catalog: the entries named on the command line (the build's list, see
  * tests/CMakeLists.txt) are exactly the catalog's, every entry builds a heap

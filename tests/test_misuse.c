@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bad-input matrix: test_misuse [allocator]
  *

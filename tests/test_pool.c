@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the FCTMA pools (src/pool.c) and the lock-free pool
  * (src/pool_lockfree.c): single pools on a bump backing, pool sets, the

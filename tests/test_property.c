@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Randomised property test: test_property <allocator> [ops] [seed] [check_every]
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for the regions heap (src/regions.c): init and add refusals,
  * address order whatever the order of adds, spilling from a full region to

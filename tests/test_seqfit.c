@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for seqfit (src/seqfit.c): placement of the four policies on a
  * hand-built free list, next fit's rover, the top, splitting and coalescing,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Wall time, CPU time and peak RSS of real programs under each malloc.
 
 The programs are those of tests/posix/programs.sh (python3, sqlite3, git,

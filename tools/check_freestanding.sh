@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Is the allocator core freestanding? Fails (exit 1) with the offending symbol if not.
 #   tools/check_freestanding.sh [host libheapkit.a (build/gcc/libheapkit.a)]
 # 1. Every undefined symbol of every object in the host library is memcpy,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Code size of every library source on four embedded targets, as a markdown
 # table of .text/.data/.bss bytes (Berkeley `size`: text includes rodata).
 #   tools/cross_sizes.sh [output-dir]     (objects go to output-dir, default build/sizes)

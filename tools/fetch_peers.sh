@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fetch_peers.sh DEST: obtain the C sources of the lab's peer allocators from
 # crates.io, unpacked under DEST/src/<crate>-<version>/. Nothing is vendored in
 # the heapkit repository and nothing here is compiled: the crates' build

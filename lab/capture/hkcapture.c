@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libhkcapture.so: records every malloc-family call of a dynamically linked
  * Linux program, loaded with LD_PRELOAD, straight to a heapkit binary trace

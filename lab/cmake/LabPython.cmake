@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # heapkit_lab_python(<var>): set <var> to a Python that can import pytest and
 # numpy (what the lab's tests need), the lab's .venv first, else the system's;
 # to "" when there is none.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The binary trace (.hkb, docs/trace-format.md) on disk: the one C definition
  * of its layout, shared by the engine's reader (lab/engine/trace.c) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocator table (see allocators.h): heapkit's catalog, the system malloc and the peers. */
 #include "allocators.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The engine's allocator table: every heapkit catalog entry, then "system"
  * (the process's own malloc, so LD_PRELOAD picks mimalloc, jemalloc, ...),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON writer (see json.h). */
 #include "json.h"
 

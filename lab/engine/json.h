@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small streaming JSON writer: objects one member per line, scalar arrays on one line. */
 #ifndef LAB_ENGINE_JSON_H
 #define LAB_ENGINE_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hk-replay: replay a .hkb allocation trace against one allocator and report
  * what it cost (docs/metrics.md, docs/results-format.md).

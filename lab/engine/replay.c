@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replay loop (see replay.h). Per record it makes one uniform call,
  * optionally timed, then does O(1) amortised bookkeeping:

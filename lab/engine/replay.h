@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Replaying a trace against one allocator through the uniform API, with the
  * bookkeeping behind docs/metrics.md: live bytes, footprint, the

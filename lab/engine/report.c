@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON and text output of a run; the JSON layout is docs/results-format.md. */
 #define _GNU_SOURCE
 #include "report.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Turning a replay (or a size search) into JSON (docs/results-format.md) or a short text summary. */
 #ifndef LAB_ENGINE_REPORT_H
 #define LAB_ENGINE_REPORT_H

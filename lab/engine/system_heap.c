@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * "system": the C library's allocator (malloc, free, realloc, posix_memalign,
  * malloc_usable_size) behind an hk_ops_t, so LD_PRELOAD=libmimalloc.so or

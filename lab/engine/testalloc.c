@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Deliberately broken allocators, compiled only into hk-replay-selftest so
  * the tests can show that the engine's pattern checks catch real bugs. They

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Mapping and validating a .hkb trace; see trace.h and docs/trace-format.md. */
 #define _GNU_SOURCE
 #include "trace.h"

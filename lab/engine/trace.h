@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The binary trace (.hkb, docs/trace-format.md) as the engine sees it: the
  * file mapped read-only, validated record by record, plus what a pre-pass

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The textual form of an hk_dmm_config_t; see config_text.h. */
 #include "config_text.h"
 

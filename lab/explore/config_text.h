@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The textual form of an hk_dmm_config_t (include/heapkit/dmm.h), one line,
  * used by hk-explore's input and by lab/heapkit/explore.py:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """heapkit lab: allocation traces, importers, workload generators and the CLI.
 
 The trace format is described in docs/trace-format.md; :class:`Trace`

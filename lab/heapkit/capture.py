@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """``heapkit trace``: record a program's allocations as a heapkit trace.
 
 ::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ``heapkit`` command line.
 
 Subcommands: import, leaks, gen, info, workloads, bench, size, trace, report, demo, explore, netapp,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """``heapkit demo``: every allocator on every workload and real trace, then the report.
 
 Steps (``collect`` then ``run``):

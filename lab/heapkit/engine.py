@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python side of the C replay engine (``hk-replay``, lab/engine/).
 
 The engine does all the work; this module finds (or builds) the binary,

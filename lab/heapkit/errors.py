@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Exceptions raised by the heapkit package.
 
 Every error a user can cause (a bad argument, a missing file, a malformed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Design-space exploration of the configurable allocator (``heapkit explore``).
 
 After Mamagkakis et al. 2006 (../shared/seeds/custom-dmm-network.txt,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Convert allocation logs from other tools into heapkit traces.
 
 Supported inputs (any of them may also be gzip-compressed):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """buddy-kth Figure 2: heapkit's buddy returning free memory to the OS.
 
 The buddy-kth seed's optimisation hands wholly free top-level blocks back to

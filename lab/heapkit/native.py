@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The lab's native artefacts (hk-replay, libhkcapture.so): where they are, and building them.
 
 They live in the CMake tree ``build/gcc`` under the repository root, the one
@@ -37,7 +38,8 @@ def build(target: str, path: Path) -> Path:
     if shutil.which("cmake") is None:
         raise HeapkitError(f"cmake not found: install cmake to build {path.name}")
     if not (BUILD_DIR / "CMakeCache.txt").exists():
-        _run(["cmake", "-S", str(REPO_ROOT), "-B", str(BUILD_DIR), "-DCMAKE_C_COMPILER=gcc"], path.name)
+        _run(["cmake", "-S", str(REPO_ROOT), "-B", str(BUILD_DIR), "-DCMAKE_C_COMPILER=gcc",
+              "-DHEAPKIT_LAB=ON", "-DHEAPKIT_LAB_PEERS=ON"], path.name)
     _run(["cmake", "--build", str(BUILD_DIR), "--target", target, "-j2"], path.name)
     if not path.exists():
         raise HeapkitError(f"{path}: the build finished but produced nothing "

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The network case studies (lab/netapps/, the ``hk-netapp`` binary) from Python.
 
 Three applications of the custom-dmm-network seed, Section 6, run on a

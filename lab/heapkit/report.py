@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One self-contained HTML report from replay results (``heapkit report``).
 
 Input: the JSON that ``heapkit demo`` saves (``kind: heapkit-demo``), or

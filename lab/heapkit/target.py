@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Exact instructions per allocator call on an emulated Cortex-M3 or RV32 core.
 
 ``heapkit bench --target cortex-m3`` and ``--target rv32`` come here. One

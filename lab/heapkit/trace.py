@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """heapkit traces: the in-memory type, the three encodings, validation, stats.
 
 A :class:`Trace` is a numpy structured array whose dtype is exactly the

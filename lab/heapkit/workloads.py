@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Deterministic synthetic workloads, each modelled on a seed paper or survey.
 
 Every generator is a function ``gen(seed=..., **params) -> Trace`` whose

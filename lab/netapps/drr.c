@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * DRR: Deficit Round Robin (Shreedhar and Varghese, 1995), the seed's first
  * case study. One queue per flow (flow = the 5-tuple hash), created when a

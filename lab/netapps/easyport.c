@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * easyport: the seed's second case study, Infineon's Easyport buffering.
  * Every frame received from the Ethernet side is allocated at its captured

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hk-netapp: run one of the seed's network case studies on a packet capture
  * or on the synthetic traffic model, against any heapkit catalog allocator,

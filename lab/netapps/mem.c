@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The applications' memory: a catalog allocator in a 64-byte aligned arena
  * (as the replay engine builds it, so a trace replayed on the same entry and

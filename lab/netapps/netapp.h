@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hk-netapp: the three network case studies of the custom-dmm-network seed
  * (Section 6) as real applications over any heapkit allocator. This header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Frame parsing shared by the applications: link layer (Ethernet with
  * 802.1Q tags and PPPoE sessions, Linux cooked, raw IP, BSD loopback), then

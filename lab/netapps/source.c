@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Inputs: a pcap file read whole through libpcap, or the synthetic model
  * (synth.c), both handed to the driver one packet at a time.

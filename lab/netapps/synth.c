@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The synthetic traffic model: seeded, deterministic, real packet bytes
  * (Ethernet II + IPv4 with a valid header checksum + TCP, HTTP requests).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * url-switch: the seed's third case study, URL-based switching after
  * NetBench's URL application. At start a table of patterns is built, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The allocators the instruction counter replays (Cortex-M3 and RV32 alike):
  * every heapkit catalog entry, then the peers whose sources the build found

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The instruction counter's driver, the same on every target (see
  * icount.h): replays the embedded trace against each allocator named on the

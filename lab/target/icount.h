@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The instruction counter (lab/target/): a bare-metal driver that replays
  * one lab trace, embedded in the image at build time, against every heapkit

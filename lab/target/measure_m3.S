@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The instruction counter's measuring window on an ARMv7-M core (Cortex-M3)
  * under QEMU -icount, and the calibration callees.

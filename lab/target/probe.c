@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The trivial allocator the instruction counter's calibration is checked
  * against: a bump malloc with no branch, so the number of instructions it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The embedded trace (lab/target/icount.h) and the driver's work arrays,
  * sized for it. Assembled once per trace and target by lab/heapkit/target.py with

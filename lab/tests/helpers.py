@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Helpers shared by the engine and peer tests (test_engine.py, test_peers.py):
 .hkb images written with struct.pack, and (op, id, size, aux) record tuples.
 """

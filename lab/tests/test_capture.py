@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tests of the capture tool: libhkcapture.so (lab/capture) and heapkit.capture.
 
 Real programs are recorded: python3 (an allocation-heavy snippet), sqlite3

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The heapkit CLI: commands, output, and one-line errors with exit status 2."""
 
 import importlib.machinery

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tests of the C replay engine (lab/engine, hk-replay) through heapkit.engine.
 
 Traces are written here with struct.pack, small enough to work out by hand.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """heapkit explore: the configuration space, the evaluator (lab/explore/hk-explore), the SQLite
 store and resume, the Pareto front and the balanced choice, the generated header (round trip
 through C, Cortex-M3 firmware build), Dask against the local pool, and the CLI's errors."""

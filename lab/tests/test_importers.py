@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Importers: hand-made samples with hand-checked traces, and the staged real traces."""
 
 import gzip

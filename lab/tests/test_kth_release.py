@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """buddy-kth Figure 2: the kth process under libheapkit_malloc.so with and
 without HEAPKIT_RELEASE (heapkit/kth_release.py, `heapkit kth-release`).
 Builds libheapkit_malloc.so and hk-kth-process if the build tree lacks them."""

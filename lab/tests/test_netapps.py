@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tests of the network case studies: hk-netapp (lab/netapps) and heapkit.netapps.
 
 Each application runs on the real captures of Debian's python3-dpkt (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The peer allocators of hk-replay (lab/engine/peers/): FreeRTOS heap_2, heap_4
 and heap_5, o1heap and umm_malloc, built from sources fetched from crates.io
 at configure time. Every test skips when its peer is not in the engine (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """heapkit report / heapkit demo: the HTML report and the demo that feeds it.
 
 The report is built from a small hand-made results set (every number in it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The instruction counter (lab/target/, heapkit/target.py) in QEMU, on both
 targets: Cortex-M3 (mps2-an385, SysTick) and RV32IMAC (virt, minstret).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Trace type, encodings, validation and stats (docs/trace-format.md)."""
 
 import gzip

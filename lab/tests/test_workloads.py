@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Workload generators: determinism and each workload's documented invariants."""
 
 import numpy as np

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Smoke program for the bare-metal ports: prints through semihosting, shows
  * argv and the heap, and exits with the status given as its first argument

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs a bare-metal heapkit program in QEMU and exits with its exit status.
 #
 #   ports/baremetal/run-qemu.sh <board> <program.elf> [args...]

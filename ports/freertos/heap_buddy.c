@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_buddy.c: a FreeRTOS heap (drop-in for heap_4.c / heap_5.c) on heapkit's
  * binary buddy allocator (src/buddy.c), the buddy-freertos seed's

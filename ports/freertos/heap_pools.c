@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_pools.c: a FreeRTOS heap (drop-in for heap_4.c / heap_5.c) made of
  * fixed-size block pools, the fctma-pools seed's FCTMA (src/pool.c): one pool

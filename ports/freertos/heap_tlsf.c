@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_tlsf.c: a FreeRTOS heap (drop-in for heap_4.c / heap_5.c) on heapkit's
  * TLSF allocator (src/tlsf.c): malloc and free in O(1) whatever the heap's

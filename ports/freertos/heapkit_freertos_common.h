@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The FreeRTOS heap API (FreeRTOS-Kernel V11 include/portable.h) on a heapkit
  * allocator: the part heap_buddy.c, heap_tlsf.c and heap_pools.c share. Each

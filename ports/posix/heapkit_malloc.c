@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heapkit_malloc: the C library's allocation API on a heapkit regions heap
  * whose memory comes from mmap (see heapkit_malloc.h for the environment).

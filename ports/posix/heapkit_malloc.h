@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heapkit_malloc: heapkit as the C library's malloc on Linux.
  *

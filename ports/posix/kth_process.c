@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hk-kth-process: the buddy-kth seed's benchmark process on the C library's
  * malloc, for measuring libheapkit_malloc.so's return of free regions to the

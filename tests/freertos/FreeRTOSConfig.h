@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * FreeRTOSConfig.h for heapkit's FreeRTOS applications (tests/freertos/): the
  * real kernel (V11.2.0) on its POSIX port, with heap_4.c, heap_5.c or one of

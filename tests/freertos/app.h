@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What heapkit's FreeRTOS applications share (app_common.c) and what each
  * heap build provides (app_heap.c, compiled once per heap with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The buddy-freertos seed's comparison (its tables 3 to 6) for one heap, on
  * the real kernel's heap API, before the scheduler starts (so no tick

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Task churn, software timers and queues on the real kernel. Rounds of six
  * worker tasks, each created with a pseudo-random stack depth and priority,

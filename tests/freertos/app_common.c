@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What heapkit's FreeRTOS applications share: start, exit, hooks, trace counters, leak check (app.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The buddy-freertos seed's fragmentation and merge phases (its sections
  * 5.1 to 5.3) as a FreeRTOS task on the real kernel, in rounds until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The heap under test, as the applications see it: built once per heap with
  *   APP_HEAP_NAME     its name

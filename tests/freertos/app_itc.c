@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The fctma-pools seed's ITC benchmark on the real kernel: 10 producer and
  * 10 consumer tasks exchange 127-byte blocks (the largest IEEE 802.15.4

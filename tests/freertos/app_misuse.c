@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Misuse goes to configASSERT: a double free, with the scheduler running.
  * The test passes when the run ends in "configASSERT failed" (exit status

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench_table.sh BENCH_BINARY...: run each FreeRTOS heap's bench binary
 # (app_bench.c) REPS times, interleaved so that every heap sees the same
 # machine, and print the buddy-freertos seed's comparison tables side by side:

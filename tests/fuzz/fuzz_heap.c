@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the input bytes are decoded into an operation sequence
  * (shadow_run_bytes in tests/support/shadow.c) and run through the shadow

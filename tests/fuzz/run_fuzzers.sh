@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run every fuzz_<entry> target of a HEAPKIT_FUZZ build for a bounded time.
 #   tests/fuzz/run_fuzzers.sh <build-dir> [seconds per fuzzer (10)] [parallel jobs (2)]
 # Each fuzzer starts from the generated seed corpus plus what earlier runs in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Writes the fuzzers' seed corpus: seed_corpus <dir>. A few operation
  * sequences in the byte format shadow_run_bytes decodes (fill then free,

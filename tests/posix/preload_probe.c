@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Run under LD_PRELOAD=libheapkit_malloc.so: proves the preloaded library
  * serves this program's allocations, including those the C library makes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Real programs from Debian packages, as run by the malloc replacement's
 # tests (run_programs.sh) and benchmark (tools/bench_programs.py).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The malloc replacement under real programs: each program of programs.sh
 # runs once under glibc's malloc, then under LD_PRELOAD=libheapkit_malloc.so
 # with each heapkit allocator (and buddy with HEAPKIT_RELEASE=1). Its stdout

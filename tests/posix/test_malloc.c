@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The malloc replacement's API, linked in statically (libheapkit_malloc.a):
  * every function, alignments up to 1 MiB, calloc overflow and zeroing,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shadow model (see shadow.h). */
 #include "shadow.h"
 

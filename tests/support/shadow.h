@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The shadow model: drives any catalog heap through the uniform API and
  * checks every answer against an independent record of the live blocks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the unit tests; see testkit.h. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the unit tests (tests/test_<name>.c): fill patterns, a
  * seeded PRNG, walk snapshots and what they imply for hk_stats_t, expected

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Peers "freertos-heap2", "freertos-heap4", "freertos-heap5": the real
  * portable/MemMang/heap_2.c, heap_4.c and heap_5.c of FreeRTOS-Kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Peer "o1heap": Pavel Kirienko's o1heap v2 (MIT; o1heap.c/o1heap.h from the
  * o1heap crate 0.0.2, fetched by tools/fetch_peers.sh and compiled with its

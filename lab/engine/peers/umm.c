@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Peer "umm": Ralph Hempel's umm_malloc (MIT; umm_malloc/src/ from the
  * umm-malloc-sys crate 0.3.2, fetched by tools/fetch_peers.sh, configured by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * FreeRTOSConfig.h for the instruction counter's FreeRTOS peers
  * (lab/target/allocs.c): portable/MemMang/heap_4.c and heap_5.c of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * umm_malloc configuration for the Cortex-M3 instruction counter's umm peer
  * (lab/target/allocs.c), found by umm_malloc_cfg.h as <umm_malloc_cfgport.h>.

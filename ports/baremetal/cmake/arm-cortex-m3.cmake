@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # CMake toolchain file: heapkit bare metal on QEMU's mps2-an385 (Cortex-M3),
 # arm-none-eabi-gcc with newlib, semihosting through librdimon.
 #

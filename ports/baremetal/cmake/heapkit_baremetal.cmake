@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Links programs against a bare-metal board port (ports/baremetal/<board>/).
 # Include it after project() in a build configured with one of the toolchain
 # files here (they set HEAPKIT_BOARD and the QEMU emulator):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # CMake toolchain file: heapkit bare metal on QEMU's riscv virt machine,
 # RV32IMAC/ilp32 (the BL602's RV32IMAFC without the FPU), riscv64-unknown-elf-gcc with picolibc,
 # stdio and exit through picolibc's semihosting library.

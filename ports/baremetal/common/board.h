@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What a bare-metal board port (ports/baremetal/<board>/) provides to the
  * shared runtime (common/runtime.c), and the semihosting calls they share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The C runtime shared by the bare-metal ports: what crt0 does on a hosted
  * toolchain, for programs linked with -nostartfiles against the board's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Startup for QEMU's mps2-an385 (Cortex-M3): the vector table at 0x0, the
  * reset handler and fault handlers that stop QEMU with a message and exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Startup for QEMU's riscv virt machine, one RV32IMAC hart in machine mode
  * (-bios none: the reset vector jumps to _start at the base of DRAM). _start

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A deterministic Python workload for the malloc replacement's program tests:
 dicts, sets, sorting, string building, JSON, regular expressions, big
 integers, zlib and objects; prints digests and a few values. Every run prints

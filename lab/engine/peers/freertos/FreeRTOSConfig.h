@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * FreeRTOSConfig.h for the lab's FreeRTOS heap peers (freertos_heaps.c):
  * just enough configuration for portable/MemMang/heap_2.c, heap_4.c and

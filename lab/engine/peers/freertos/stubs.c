@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The scheduler calls FreeRTOS's heaps make, as no-ops: the lab replays a
  * trace from one thread and the uniform layer (src/heap.c) does any locking.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * umm_malloc configuration for the lab's umm peer (umm.c), found by
  * umm_malloc_cfg.h as <umm_malloc_cfgport.h>. Defaults otherwise: 8-byte
