@@ -621,7 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="engine runs at once (default 2)")
     s.add_argument("--traces", metavar="DIR",
                    help="directory with wee_alloc/*.trace and aosp/*.zip "
-                   "(default: ../shared/traces from the repository root)")
+                   "(default: ../shared/traces from the repository root; none when the "
+                   "lab is installed)")
     s.set_defaults(func=cmd_demo)
 
     if importlib.util.find_spec("heapkit.netapps") is not None:
