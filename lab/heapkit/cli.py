@@ -284,6 +284,8 @@ def _selected(args: argparse.Namespace, engine) -> tuple[list[str], list[tuple[s
     if args.alloc:
         allocs = [a.strip() for a in args.alloc.split(",") if a.strip()]
         unknown = [a for a in allocs if a not in available]
+        if unknown and all(a in engine.PEERS for a in unknown):
+            raise HeapkitError(engine.missing_peers(unknown))
         if unknown:
             raise HeapkitError(f"unknown allocator(s) {', '.join(unknown)} "
                                f"(available: {', '.join(available)})")

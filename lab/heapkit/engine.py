@@ -40,7 +40,7 @@ from . import native
 from .errors import HeapkitError
 
 __all__ = [
-    "EngineError", "binary_path", "build", "find_binary",
+    "EngineError", "PEERS", "binary_path", "build", "find_binary",
     "replay", "size_search", "list_allocators", "as_hkb", "PRELOADED", "preload_library",
 ]
 
@@ -195,6 +195,20 @@ def size_search(trace_path: Any, allocator: str, *,
     allocator, preload = _engine_entry(allocator, None, binary)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator, "--size-search", "--json", "-"]
     return _run(argv, binary=binary, preload=preload)
+
+
+# The peer allocators an hk-replay can hold (lab/engine/peers/peers.def). Their
+# sources come from crates.io through cargo when the engine is built, so one
+# built without cargo or the network lacks them.
+PEERS = ("freertos-heap2", "freertos-heap4", "freertos-heap5", "o1heap", "umm", "tlsf-conte")
+
+
+def missing_peers(names: list[str]) -> str:
+    """Why *names* (peers this engine lacks) cannot run, and what brings them, in one line."""
+    how = ("reinstall the lab (pip install CHECKOUT/lab)" if native.INSTALLED
+           else "rebuild (make build)")
+    return (f"{', '.join(names)}: peer allocator(s) this hk-replay was built without (their sources "
+            f"are fetched from crates.io with cargo at build time): install cargo, then {how}")
 
 
 # Hosted allocators measured as the engine's "system" entry under LD_PRELOAD
