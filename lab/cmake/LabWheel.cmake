@@ -45,16 +45,18 @@ install(FILES ${lab_top}/LICENSE DESTINATION ${lab_pkg}/licenses COMPONENT lab O
 # The peers compiled into hk-replay (lab/engine/peers/CMakeLists.txt fetched them
 # at configure time, when cargo could) travel with their licences: Conte's TLSF
 # is BSD-3-Clause, whose notice a binary distribution must reproduce.
-set(lab_peer_root "${HEAPKIT_PEERS_DIR}/src")
-foreach(lab_notice
-    "freertos-next-0.12.0/FreeRTOS-Kernel/LICENSE.md"
-    "o1heap-0.0.2/o1heap/LICENSE"
-    "umm-malloc-sys-0.3.2/umm_malloc/LICENSE"
-    "lvgl-sys-0.6.2/vendor/lvgl/LICENCE.txt"
-    "lvgl-sys-0.6.2/vendor/lvgl/src/misc/lv_tlsf.h")
-  if(TARGET hk_lab_peers AND EXISTS "${lab_peer_root}/${lab_notice}")
-    get_filename_component(lab_notice_dir "${lab_notice}" DIRECTORY)
-    install(FILES "${lab_peer_root}/${lab_notice}"
-            DESTINATION ${lab_pkg}/licenses/peers/${lab_notice_dir} COMPONENT lab)
-  endif()
-endforeach()
+if(TARGET hk_lab_peers)
+  set(lab_peer_root "${HEAPKIT_PEERS_DIR}/src")
+  foreach(lab_notice
+      "freertos-next-0.12.0/FreeRTOS-Kernel/LICENSE.md"
+      "o1heap-0.0.2/o1heap/LICENSE"
+      "umm-malloc-sys-0.3.2/umm_malloc/LICENSE"
+      "lvgl-sys-0.6.2/vendor/lvgl/LICENCE.txt"
+      "lvgl-sys-0.6.2/vendor/lvgl/src/misc/lv_tlsf.h")
+    if(EXISTS "${lab_peer_root}/${lab_notice}")
+      get_filename_component(lab_notice_dir "${lab_notice}" DIRECTORY)
+      install(FILES "${lab_peer_root}/${lab_notice}"
+              DESTINATION ${lab_pkg}/licenses/peers/${lab_notice_dir} COMPONENT lab)
+    endif()
+  endforeach()
+endif()
