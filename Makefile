@@ -17,6 +17,8 @@
 #                  peers from an empty cargo cache (peers-test).
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
+#   make lab-install-test  pip install ./lab into a fresh venv outside the checkout,
+#                  then heapkit bench, size and report there with no checkout left
 #   make demo      the main job: every workload and real trace against every
 #                  allocator and peer, the summary table and build/demo/report.html
 #   make explore   10,500 dmm configurations x the three network applications'
@@ -74,11 +76,11 @@ TIMING := $(BUILD)/timing.txt
 # $(call timed,label,commands): run commands and log how long they took
 timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
 
-.PHONY: demo explore test build venv lab-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
+.PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
         timing-start timing-report target-test target-icount-test corruption firmware-trace consumer-test package-test peers-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test asan-test clang-test freertos-test target-test target-icount-test firmware-trace fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test firmware-trace fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -127,6 +129,13 @@ explore: build
 lab-test: venv
 	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"
 	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q -m "not target")
+
+# The lab as a user installs it (tests/lab_install/run.sh): the wheel build compiles
+# the engine and the tools with the project's CMake, JOBS at a time.
+lab-install-test: deps
+	@echo "== lab: pip install ./lab into a fresh venv outside the checkout, then bench, size, report there"
+	@$(call timed,lab pip install + commands,\
+	  CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) PYTHON=$(PYTHON) tests/lab_install/run.sh)
 
 build: deps venv
 	@mkdir -p $(BUILD)

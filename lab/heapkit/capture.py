@@ -33,10 +33,11 @@ exec of a static program) leaves a trace whose header was not rewritten;
 what it flushed (whole 1 MiB chunks) is a valid prefix and is used, and the
 summary says so.
 
-The library: ``$HEAPKIT_CAPTURE_LIB`` if set, else
-the build tree's ``lab/capture/libhkcapture.so`` (see :mod:`heapkit.native`), built with CMake when
-missing (:func:`build` rebuilds on demand). Statically linked and
-set-user-ID programs ignore LD_PRELOAD and record nothing.
+The library: ``$HEAPKIT_CAPTURE_LIB`` if set, else the installed one, else
+the build tree's ``lab/capture/libhkcapture.so``, built with CMake when
+missing (:func:`build` rebuilds on demand); see :mod:`heapkit.native`.
+Statically linked and set-user-ID programs ignore LD_PRELOAD and record
+nothing.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ import numpy as np
 
 from . import native
 from .errors import HeapkitError
-from .native import BUILD_DIR
 from .trace import (BIN_HEADER_SIZE, RECORD_DTYPE, Trace, form_of_path,
                     validate_records, write_trace)
 
@@ -64,7 +64,6 @@ __all__ = ["ENV_LIB", "ENV_OUT", "library_path", "build", "find_library", "Proce
            "Capture", "record", "run", "side_path"]
 
 TARGET = "hkcapture"
-LIB_NAME = "libhkcapture.so"
 ENV_LIB = "HEAPKIT_CAPTURE_LIB"
 ENV_OUT = "HEAPKIT_TRACE_OUT"
 _FILE_PREFIX = "heapkit-"
@@ -74,18 +73,18 @@ _FILE_PREFIX = "heapkit-"
 # The library
 
 def library_path() -> Path:
-    """Where the build puts libhkcapture.so (it may not exist yet)."""
-    return BUILD_DIR / "lab" / "capture" / LIB_NAME
+    """Where libhkcapture.so is installed or built (it may not exist yet)."""
+    return native.path(TARGET)
 
 
 def build() -> Path:
-    """Configure (if needed) and build libhkcapture.so with CMake; its path."""
-    return native.build(TARGET, library_path())
+    """Configure (if needed) and build libhkcapture.so with CMake in a checkout; its path."""
+    return native.build(TARGET)
 
 
 def find_library() -> Path:
-    """``$HEAPKIT_CAPTURE_LIB``, else the build tree's library, built if missing."""
-    return native.find(ENV_LIB, TARGET, library_path())
+    """``$HEAPKIT_CAPTURE_LIB``, else the installed library or the build tree's, built if missing."""
+    return native.find(ENV_LIB, TARGET)
 
 
 # --------------------------------------------------------------------------

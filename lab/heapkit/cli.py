@@ -311,6 +311,8 @@ def _selected(args: argparse.Namespace, engine) -> tuple[list[str], list[tuple[s
     if args.alloc:
         allocs = [a.strip() for a in args.alloc.split(",") if a.strip()]
         unknown = [a for a in allocs if a not in available]
+        if unknown and all(a in engine.PEERS for a in unknown):
+            raise HeapkitError(engine.missing_peers(unknown))
         if unknown:
             raise HeapkitError(f"unknown allocator(s) {', '.join(unknown)} "
                                f"(available: {', '.join(available)})")
@@ -665,7 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="engine runs at once (default 2)")
     s.add_argument("--traces", metavar="DIR",
                    help="directory with wee_alloc/*.trace and aosp/*.zip "
-                   "(default: ../shared/traces from the repository root)")
+                   "(default: ../shared/traces from the repository root; none when the "
+                   "lab is installed)")
     s.set_defaults(func=cmd_demo)
 
     if importlib.util.find_spec("heapkit.netapps") is not None:

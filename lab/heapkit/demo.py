@@ -90,9 +90,10 @@ WORKLOAD_PAPERS = {
 }
 
 
-def default_traces_dir() -> Path:
-    from .engine import REPO_ROOT
-    return REPO_ROOT.parent / "shared" / "traces"
+def default_traces_dir() -> Path | None:
+    """../shared/traces beside a checkout; an installed lab has no default (--traces DIR)."""
+    from .native import CHECKOUT
+    return None if CHECKOUT is None else CHECKOUT.parent / "shared" / "traces"
 
 
 # --------------------------------------------------------------------------
@@ -162,7 +163,7 @@ def _prepare(spec: dict) -> dict:
     return made
 
 
-def trace_specs(tmp: Path, traces_dir: Path, quick: bool) -> tuple[list[dict], dict[str, dict]]:
+def trace_specs(tmp: Path, traces_dir: Path | None, quick: bool) -> tuple[list[dict], dict[str, dict]]:
     """(specs to prepare, trace info for the report) for the demo's traces."""
     from .workloads import WORKLOADS, kth_level_bounds
     specs: list[dict] = []
@@ -180,7 +181,7 @@ def trace_specs(tmp: Path, traces_dir: Path, quick: bool) -> tuple[list[dict], d
                       "params": all_params,
                       "note": ("Parameters: " + ", ".join(f"{k}={v}" for k, v in params.items())
                                + " (--quick).") if params else ""}
-    wee = sorted((traces_dir / "wee_alloc").glob("*.trace"))
+    wee = sorted((traces_dir / "wee_alloc").glob("*.trace")) if traces_dir else []
     for p in wee:
         if quick and sum(1 for _ in open(p, "rb")) > QUICK_WEE_MAX_LINES:
             continue
@@ -189,7 +190,7 @@ def trace_specs(tmp: Path, traces_dir: Path, quick: bool) -> tuple[list[dict], d
                       "out": str(tmp / f"wee-{name}.hkb"), "role": "real"})
         info[name] = {"kind": "real", "label": f"wee_alloc trace {p.name} (rustwasm/wee_alloc "
                       "test/traces, valgrind-recorded programs).", "note": ""}
-    for z in ("systemui", "surfaceflinger"):
+    for z in ("systemui", "surfaceflinger") if traces_dir else ():
         p = traces_dir / "aosp" / f"{z}.zip"
         if not p.exists():
             continue
@@ -537,7 +538,9 @@ def run(args) -> int:
     except OSError as e:
         raise HeapkitError(f"{outdir}: cannot create: {e.strerror or e}") from None
     traces_dir = Path(args.traces) if args.traces else default_traces_dir()
-    if not traces_dir.is_dir():
+    if traces_dir is None:
+        print("heapkit demo: no --traces DIR given; workloads only", file=sys.stderr)
+    elif not traces_dir.is_dir():
         print(f"heapkit demo: {traces_dir}: no real traces there; workloads only",
               file=sys.stderr)
     t0, cpu0 = time.perf_counter(), _cpu()

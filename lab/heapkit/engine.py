@@ -11,9 +11,9 @@ docs/results-format.md::
     engine.size_search("t.hkb", "tlsf")["search"]["min_arena"]
     engine.list_allocators()
 
-Where the binary comes from: ``$HEAPKIT_REPLAY`` if set, else
-the build tree's ``lab/engine/hk-replay`` (see :mod:`heapkit.native`), built
-with CMake when it is missing (:func:`build` rebuilds on demand).
+Where the binary comes from: ``$HEAPKIT_REPLAY`` if set, else the installed
+one, else the build tree's ``lab/engine/hk-replay``, built with CMake when it
+is missing (:func:`build` rebuilds on demand); see :mod:`heapkit.native`.
 
 Traces: ``.hkb`` files go to the engine as they are; ``.hkt`` / ``.hkt.gz``
 files (and :class:`heapkit.trace.Trace` objects) are converted to a
@@ -39,10 +39,9 @@ from typing import Any
 
 from . import native
 from .errors import HeapkitError
-from .native import BUILD_DIR, REPO_ROOT
 
 __all__ = [
-    "EngineError", "REPO_ROOT", "BUILD_DIR", "binary_path", "build", "find_binary",
+    "EngineError", "PEERS", "binary_path", "build", "find_binary",
     "replay", "size_search", "list_allocators", "as_hkb", "PRELOADED", "preload_library",
 ]
 
@@ -66,14 +65,14 @@ class EngineError(HeapkitError):
 # Finding and building the binary
 
 def binary_path(target: str = DEFAULT_TARGET) -> Path:
-    """Where the build puts *target* (it may not exist yet)."""
-    return BUILD_DIR / "lab" / "engine" / target
+    """Where *target* is installed or built (it may not exist yet)."""
+    return native.path(target)
 
 
 def build(target: str = DEFAULT_TARGET) -> Path:
-    """Configure (if needed) and build *target*; returns its path."""
+    """Configure (if needed) and build *target* in a checkout; returns its path."""
     try:
-        return native.build(target, binary_path(target))
+        return native.build(target)
     except EngineError:
         raise
     except HeapkitError as e:
@@ -81,9 +80,9 @@ def build(target: str = DEFAULT_TARGET) -> Path:
 
 
 def find_binary() -> Path:
-    """``$HEAPKIT_REPLAY``, else the build tree's hk-replay, built if missing."""
+    """``$HEAPKIT_REPLAY``, else the installed hk-replay or the build tree's, built if missing."""
     try:
-        return native.find(ENV_BINARY, DEFAULT_TARGET, binary_path())
+        return native.find(ENV_BINARY, DEFAULT_TARGET)
     except HeapkitError as e:
         raise EngineError(str(e)) from None
 
@@ -197,6 +196,20 @@ def size_search(trace_path: Any, allocator: str, *,
     allocator, preload = _engine_entry(allocator, None, binary)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator, "--size-search", "--json", "-"]
     return _run(argv, binary=binary, preload=preload)
+
+
+# The peer allocators an hk-replay can hold (lab/engine/peers/peers.def). Their
+# sources come from crates.io through cargo when the engine is built, so one
+# built without cargo or the network lacks them.
+PEERS = ("freertos-heap2", "freertos-heap4", "freertos-heap5", "o1heap", "umm", "tlsf-conte")
+
+
+def missing_peers(names: list[str]) -> str:
+    """Why *names* (peers this engine lacks) cannot run, and what brings them, in one line."""
+    how = ("reinstall the lab (pip install CHECKOUT/lab)" if native.INSTALLED
+           else "rebuild (make build)")
+    return (f"{', '.join(names)}: peer allocator(s) this hk-replay was built without (their sources "
+            f"are fetched from crates.io with cargo at build time): install cargo, then {how}")
 
 
 # Hosted allocators measured as the engine's "system" entry under LD_PRELOAD

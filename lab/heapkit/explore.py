@@ -56,7 +56,7 @@ replay, and such a point is far off the front's cost range anyway.
 Dask: ``dask_local=N`` starts a LocalCluster of N single-thread workers in this
 process (the work is in the evaluator subprocesses, so threads are enough).
 Workers of an existing cluster (``scheduler=``) need this package importable
-and an hk-explore of their own (``$HEAPKIT_EXPLORE`` or a built checkout);
+and an hk-explore of their own (``$HEAPKIT_EXPLORE``, an installed lab or a built checkout);
 traces reach them as bytes, cached in their temp directory by content hash.
 Results are filed under the client's evaluator binary, so the workers' must be
 the same build.
@@ -357,8 +357,8 @@ class Result:
 
 
 def binary() -> Path:
-    """``$HEAPKIT_EXPLORE``, else the build tree's hk-explore (built when missing)."""
-    return native.find(ENV_BINARY, TARGET, native.BUILD_DIR / "lab" / "explore" / TARGET)
+    """``$HEAPKIT_EXPLORE``, else the installed hk-explore or the build tree's (built when missing)."""
+    return native.find(ENV_BINARY, TARGET)
 
 
 def _call(argv: list[str], stdin: str) -> str:
@@ -523,7 +523,7 @@ class _LocalPool:
 class _DaskPool:
     """A Dask distributed client: an existing scheduler, or a LocalCluster of *local* workers.
     Traces travel as bytes (scattered once), so workers need no shared file system, only an
-    hk-explore binary of their own ($HEAPKIT_EXPLORE or a built checkout)."""
+    hk-explore binary of their own ($HEAPKIT_EXPLORE, an installed lab or a built checkout)."""
 
     def __init__(self, scheduler: str | None, local: int | None, processes: bool = False):
         try:
@@ -756,7 +756,7 @@ FIRMWARE_FLAGS = ["-mcpu=cortex-m3", "-mthumb", "-Os", "-std=c99", "-Wall", "-We
 def firmware_sources() -> list[Path]:
     """The allocator core for a firmware image: src/*.c but the catalog (which names every
     allocator) and the C11 lock-free pool."""
-    return sorted(p for p in (native.REPO_ROOT / "src").glob("*.c")
+    return sorted(p for p in (native.SOURCE_ROOT / "src").glob("*.c")
                   if p.name not in ("catalog.c", "pool_lockfree.c"))
 
 
@@ -771,8 +771,8 @@ def build_firmware(header: str | os.PathLike, outdir: str | os.PathLike,
     shutil.copyfile(header, out / "explored.h")
     (out / "main.c").write_text(FIRMWARE_MAIN)
     elf = out / "firmware.elf"
-    argv = [cc, *FIRMWARE_FLAGS, f"-I{out}", f"-I{native.REPO_ROOT / 'include'}",
-            f"-I{native.REPO_ROOT / 'src'}", "-o", str(elf), str(out / "main.c"),
+    argv = [cc, *FIRMWARE_FLAGS, f"-I{out}", f"-I{native.SOURCE_ROOT / 'include'}",
+            f"-I{native.SOURCE_ROOT / 'src'}", "-o", str(elf), str(out / "main.c"),
             *map(str, firmware_sources())]
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -29,7 +29,6 @@ from typing import Any
 
 from . import native
 from .errors import HeapkitError
-from .native import BUILD_DIR
 
 LIB_ENV, LIB_TARGET = "HEAPKIT_MALLOC_LIB", "heapkit_malloc"
 DRIVER_ENV, DRIVER_TARGET = "HEAPKIT_KTH_PROCESS", "hk-kth-process"
@@ -50,8 +49,8 @@ CONFIGS = [
 
 
 def _paths() -> tuple[Path, Path]:
-    lib = native.find(LIB_ENV, LIB_TARGET, BUILD_DIR / "ports" / "posix" / "libheapkit_malloc.so")
-    drv = native.find(DRIVER_ENV, DRIVER_TARGET, BUILD_DIR / "ports" / "posix" / DRIVER_TARGET)
+    lib = native.find(LIB_ENV, LIB_TARGET)
+    drv = native.find(DRIVER_ENV, DRIVER_TARGET)
     return lib, drv
 
 

@@ -1,9 +1,20 @@
 # SPDX-License-Identifier: MIT
-"""The lab's native artefacts (hk-replay, libhkcapture.so): where they are, and building them.
+"""The lab's native artefacts (hk-replay, libhkcapture.so, ...): where they are, and building them.
 
-They live in the CMake tree ``build/gcc`` under the repository root, the one
-``make build`` produces. A missing artefact is configured and built on
-demand; an environment variable can point at another build instead.
+Two layouts, told apart by ``heapkit/bin``:
+
+- **installed** (``pip install ./lab``; scikit-build-core runs the project's
+  CMake and lab/cmake/LabWheel.cmake installs into the package): executables
+  in ``heapkit/bin``, shared libraries in ``heapkit/lib``, and the C sources
+  the lab compiles at run time (the target driver, explore's firmware image)
+  under ``heapkit/sources``, laid out as in the repository. Nothing is built
+  on demand; files the lab derives go to :data:`CACHE_DIR`.
+- **checkout** (``make venv`` installs lab/ editable, without CMake): the
+  CMake tree ``build/gcc`` under the repository root, the one ``make build``
+  produces. A missing artefact is configured and built on demand.
+
+Either way an environment variable (docs/environment.md) can point at
+another build of each artefact.
 """
 
 from __future__ import annotations
@@ -15,13 +26,57 @@ from pathlib import Path
 
 from .errors import HeapkitError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BUILD_DIR = REPO_ROOT / "build" / "gcc"
+PACKAGE_DIR = Path(__file__).resolve().parent
+INSTALLED = (PACKAGE_DIR / "bin").is_dir()
+# The repository the package runs from, or None when installed.
+CHECKOUT = None if INSTALLED else PACKAGE_DIR.parents[1]
+# The C sources (src/, include/, lab/target/, ports/baremetal/, tools/fetch_peers.sh).
+SOURCE_ROOT = PACKAGE_DIR / "sources" if CHECKOUT is None else CHECKOUT
+BUILD_DIR = None if CHECKOUT is None else CHECKOUT / "build" / "gcc"
+
+
+def _cache_dir() -> Path:
+    if os.environ.get("HEAPKIT_CACHE"):
+        return Path(os.environ["HEAPKIT_CACHE"]).resolve()
+    if CHECKOUT is not None:
+        return CHECKOUT / "build"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "heapkit"
+
+
+# Files the lab derives and keeps between runs (default network traces, target builds).
+CACHE_DIR = _cache_dir()
+
+# CMake target -> its file in the checkout's build tree. An installed lab has
+# the same file in heapkit/lib (shared libraries) or heapkit/bin (the rest).
+_ARTEFACTS = {
+    "hk-replay": "lab/engine/hk-replay",
+    "hk-replay-selftest": "lab/engine/hk-replay-selftest",
+    "hkcapture": "lab/capture/libhkcapture.so",
+    "hk-netapp": "lab/netapps/hk-netapp",
+    "hk-explore": "lab/explore/hk-explore",
+    "heapkit_malloc": "ports/posix/libheapkit_malloc.so",
+    "hk-kth-process": "ports/posix/hk-kth-process",
+}
+
+# Why an installed lab can lack an artefact: what was missing when it was built.
+_NOT_INSTALLED = {
+    "hk-netapp": "libpcap was missing when the lab was built: install libpcap-dev",
+    "hk-replay-selftest": "it is a test binary: run the lab's tests from a checkout",
+}
+
+
+def path(target: str) -> Path:
+    """Where *target*'s file is (installed) or goes (checkout build tree); it may not exist yet."""
+    rel = Path(_ARTEFACTS[target])
+    if BUILD_DIR is None:
+        return PACKAGE_DIR / ("lib" if rel.suffix == ".so" else "bin") / rel.name
+    return BUILD_DIR / rel
 
 
 def _run(argv: list[str], what: str) -> None:
     try:
-        proc = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True)
+        proc = subprocess.run(argv, cwd=CHECKOUT, capture_output=True, text=True)
     except FileNotFoundError:
         raise HeapkitError(f"cmake not found: install cmake to build {what}") from None
     if proc.returncode != 0:
@@ -29,30 +84,38 @@ def _run(argv: list[str], what: str) -> None:
         raise HeapkitError(f"building {what} failed ({' '.join(argv)}):\n" + "\n".join(tail))
 
 
-def build(target: str, path: Path) -> Path:
-    """Configure (if needed) and build CMake *target*, expected at *path*; returns *path*.
+def build(target: str) -> Path:
+    """*target*'s file: configured (if needed) and built in a checkout, as installed otherwise.
 
     A no-op for CMake when the artefact is up to date, so tests call it to be
     sure they run the current sources.
     """
+    out = path(target)
+    if BUILD_DIR is None:
+        if out.exists():
+            return out
+        why = _NOT_INSTALLED.get(target, "it was not built for this platform")
+        raise HeapkitError(f"{out.name} is not part of this heapkit installation ({why}, "
+                           f"then reinstall the lab: pip install CHECKOUT/lab)")
     if shutil.which("cmake") is None:
-        raise HeapkitError(f"cmake not found: install cmake to build {path.name}")
+        raise HeapkitError(f"cmake not found: install cmake to build {out.name}")
     if not (BUILD_DIR / "CMakeCache.txt").exists():
-        _run(["cmake", "-S", str(REPO_ROOT), "-B", str(BUILD_DIR), "-DCMAKE_C_COMPILER=gcc",
-              "-DHEAPKIT_LAB=ON", "-DHEAPKIT_LAB_PEERS=ON"], path.name)
-    _run(["cmake", "--build", str(BUILD_DIR), "--target", target, "-j2"], path.name)
-    if not path.exists():
-        raise HeapkitError(f"{path}: the build finished but produced nothing "
+        _run(["cmake", "-S", str(CHECKOUT), "-B", str(BUILD_DIR), "-DCMAKE_C_COMPILER=gcc",
+              "-DHEAPKIT_LAB=ON", "-DHEAPKIT_LAB_PEERS=ON"], out.name)
+    _run(["cmake", "--build", str(BUILD_DIR), "--target", target, "-j2"], out.name)
+    if not out.exists():
+        raise HeapkitError(f"{out}: the build finished but produced nothing "
                            f"(is HEAPKIT_LAB off in {BUILD_DIR / 'CMakeCache.txt'}?)")
-    return path
+    return out
 
 
-def find(env: str, target: str, path: Path) -> Path:
-    """``$env`` if set, else *path* from the build tree, built if missing."""
+def find(env: str, target: str) -> Path:
+    """``$env`` if set, else *target*'s installed file or the build tree's, built if missing."""
     value = os.environ.get(env)
     if value:
         found = Path(value)
         if not found.is_file():
             raise HeapkitError(f"{env}={value}: no such file")
         return found.resolve()
-    return path if path.exists() else build(target, path)
+    out = path(target)
+    return out if out.exists() else build(target)

@@ -17,13 +17,15 @@ small header allocations)::
 Default traces: each application on a real capture from Debian's
 python3-dpkt (REFERENCE.md), replayed N times with shifted flows and
 timestamps (see lab/netapps/source.c), the link at 100% of the mean input
-rate. They are written to build/netapps/ and rebuilt when missing or older
-than the binary (the run is deterministic, so a rebuild gives the same
-bytes unless the application changed).
+rate. They are written to netapps/ in the lab's cache (build/ in a
+checkout, see :mod:`heapkit.native`) and rebuilt when missing or older than
+the binary (the run is deterministic, so a rebuild gives the same bytes
+unless the application changed).
 
-Where the binary comes from: ``$HEAPKIT_NETAPP`` if set, else the build
-tree's ``lab/netapps/hk-netapp``, built with CMake when missing. The
-captures' directory: ``$HEAPKIT_PCAP_DIR`` if set, else python3-dpkt's.
+Where the binary comes from: ``$HEAPKIT_NETAPP`` if set, else the installed
+one, else the build tree's ``lab/netapps/hk-netapp``, built with CMake when
+missing. The captures' directory: ``$HEAPKIT_PCAP_DIR`` if set, else
+python3-dpkt's.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from typing import Any
 
 from . import native
 from .errors import HeapkitError
-from .native import BUILD_DIR, REPO_ROOT
 
 __all__ = [
     "APPS", "SHAPES", "DEFAULT_INPUTS", "NetappError", "binary_path", "find_binary", "pcap_dir",
@@ -50,7 +51,7 @@ TARGET = "hk-netapp"
 ENV_BINARY = "HEAPKIT_NETAPP"
 ENV_PCAP_DIR = "HEAPKIT_PCAP_DIR"
 DPKT_PCAP_DIR = Path("/usr/share/doc/python3-dpkt/examples/data")
-TRACE_DIR = REPO_ROOT / "build" / "netapps"
+TRACE_DIR = native.CACHE_DIR / "netapps"
 
 # app -> (capture in the pcap directory, copies). Sizes as in the seed's
 # runs where they are small enough for an exploration of 10,000
@@ -68,14 +69,14 @@ class NetappError(HeapkitError):
 
 
 def binary_path() -> Path:
-    """Where the build puts hk-netapp (it may not exist yet)."""
-    return BUILD_DIR / "lab" / "netapps" / TARGET
+    """Where hk-netapp is installed or built (it may not exist yet)."""
+    return native.path(TARGET)
 
 
 def find_binary() -> Path:
-    """``$HEAPKIT_NETAPP``, else the build tree's hk-netapp, built if missing."""
+    """``$HEAPKIT_NETAPP``, else the installed hk-netapp or the build tree's, built if missing."""
     try:
-        return native.find(ENV_BINARY, TARGET, binary_path())
+        return native.find(ENV_BINARY, TARGET)
     except HeapkitError as e:
         raise NetappError(str(e)) from None
 
@@ -149,7 +150,7 @@ def default_trace(app: str, *, out_dir: str | os.PathLike | None = None,
     """The default .hkb trace of *app* (``drr``, ``easyport`` or ``url-switch``).
 
     Built when missing or older than the hk-netapp binary; the path is
-    ``build/netapps/<app>.hkb`` unless *out_dir* is given.
+    ``TRACE_DIR/<app>.hkb`` unless *out_dir* is given.
     """
     options = _default_options(app)
     exe = Path(binary) if binary is not None else find_binary()
@@ -277,7 +278,8 @@ def add_parser(sub) -> None:
     s.add_argument("--default-traces", action="store_true",
                    help="(re)build every application's default trace and print the paths")
     s.add_argument("--out-dir", metavar="DIR",
-                   help="with --default-traces: where to write them (default build/netapps)")
+                   help="with --default-traces: where to write them (default: the lab's cache, "
+                   "build/netapps in a checkout)")
 
 
 def _positive(text: str) -> int:

@@ -16,11 +16,12 @@ measuring window and its counter differ:
   128 ns of virtual time per instruction), riscv64-unknown-elf-gcc
   -march=rv32imac -mabi=ilp32 with picolibc.
 
-Steps, all cached under :func:`build_dir` (``build/target-icount``, or
-``$HEAPKIT_TARGET_BUILD``):
+Steps, all cached under :func:`build_dir` (``target-icount`` in the lab's
+cache, ``build/`` in a checkout, or ``$HEAPKIT_TARGET_BUILD``); the sources
+are the checkout's or, installed, the package's copy (:mod:`heapkit.native`):
 
-1. the peers' sources: tools/fetch_peers.sh (reusing the host build's
-   ``build/gcc/peers`` when it is there);
+1. the peers' sources: tools/fetch_peers.sh (reusing a checkout's host
+   build's ``build/gcc/peers`` when it is there);
 2. objects, once per target, optimisation level (-O2, -Os), hardening level
    (``HK_HARDENING``, when asked for) and arena size, every source with the
    same compiler and flags (-ffunction-sections -fdata-sections -DNDEBUG);
@@ -58,7 +59,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .errors import HeapkitError
-from .native import REPO_ROOT
+from .native import BUILD_DIR, CACHE_DIR, SOURCE_ROOT
 from .trace import (NULL_ID, OP_ALIGNED, OP_CALLOC, OP_FREE, OP_MALLOC, OP_REALLOC, Trace)
 
 OPT_LEVELS = ("-O2", "-Os")
@@ -71,9 +72,9 @@ COUNT_MASK = (1 << 29) - 1
 MAX_ALLOCS_PER_RUN = 24                 # the ports' semihosting command line holds 32 words
 FAMILIES_HARDENED = ("heapkit", "uniform")
 
-TARGET_DIR = REPO_ROOT / "lab" / "target"
-PORT_DIR = REPO_ROOT / "ports" / "baremetal"
-PEERS_DIR = REPO_ROOT / "lab" / "engine" / "peers"
+TARGET_DIR = SOURCE_ROOT / "lab" / "target"
+PORT_DIR = SOURCE_ROOT / "ports" / "baremetal"
+PEERS_DIR = SOURCE_ROOT / "lab" / "engine" / "peers"
 LV_SHIM = PEERS_DIR / "tlsf_conte" / "lv_tlsf_shim.h"
 COMMON_FLAGS = ["-std=gnu11", "-ffunction-sections", "-fdata-sections", "-DNDEBUG", "-g0"]
 
@@ -257,7 +258,7 @@ def fits(meta: dict[str, int], blob_bytes: int, target: str | Target = CORTEX_M3
 
 def build_dir() -> Path:
     value = os.environ.get("HEAPKIT_TARGET_BUILD")
-    return Path(value).resolve() if value else REPO_ROOT / "build" / "target-icount"
+    return Path(value).resolve() if value else CACHE_DIR / "target-icount"
 
 
 def missing_tools(target: str | Target = CORTEX_M3) -> list[str]:
@@ -267,10 +268,10 @@ def missing_tools(target: str | Target = CORTEX_M3) -> list[str]:
 
 def _run(argv: list[str], what: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     try:
-        proc = subprocess.run(argv, cwd=cwd or REPO_ROOT, capture_output=True, text=True)
+        proc = subprocess.run(argv, cwd=cwd or SOURCE_ROOT, capture_output=True, text=True)
     except FileNotFoundError:
-        raise TargetError(f"{argv[0]} not found: needed for {what} (Debian: "
-                          f"{CORTEX_M3.packages}; {RV32.packages})") from None
+        raise TargetError(f"{argv[0]} not found: needed for {what} (install it: apt-get install "
+                          f"{CORTEX_M3.packages} {RV32.packages})") from None
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-12:]
         raise TargetError(f"{what} failed ({' '.join(argv[:3])} ...):\n" + "\n".join(tail))
@@ -293,12 +294,12 @@ def peer_sources() -> dict[str, Path]:
     def present(d: dict[str, Path]) -> dict[str, Path]:
         return {k: p for k, p in d.items() if (p / _PEER_MARKS[k]).is_file()}
 
-    for root in (REPO_ROOT / "build" / "gcc" / "peers", build_dir() / "peers"):
+    for root in ([BUILD_DIR / "peers"] if BUILD_DIR else []) + [build_dir() / "peers"]:
         found = present(layout(root))
         if len(found) == len(_PEER_MARKS):
             return found
     root = build_dir() / "peers"
-    proc = subprocess.run(["sh", str(REPO_ROOT / "tools" / "fetch_peers.sh"), str(root)],
+    proc = subprocess.run(["sh", str(SOURCE_ROOT / "tools" / "fetch_peers.sh"), str(root)],
                           capture_output=True, text=True)
     found = present(layout(root))
     if proc.returncode != 0 and len(found) < len(_PEER_MARKS):
@@ -309,10 +310,10 @@ def peer_sources() -> dict[str, Path]:
 def _sources(t: Target, peers: dict[str, Path], arena: int,
              hardening: int | None) -> list[tuple[str, Path, list[str]]]:
     """(object name, source, extra flags) for every object of the image."""
-    inc = ["-I" + str(REPO_ROOT / "include"), "-I" + str(REPO_ROOT / "src"), "-I" + str(TARGET_DIR),
+    inc = ["-I" + str(SOURCE_ROOT / "include"), "-I" + str(SOURCE_ROOT / "src"), "-I" + str(TARGET_DIR),
            "-I" + str(PORT_DIR / "common")]
     hk = [] if hardening is None else [f"-DHK_HARDENING={hardening}"]
-    out = [(p.stem, p, inc + hk) for p in sorted((REPO_ROOT / "src").glob("*.c"))]
+    out = [(p.stem, p, inc + hk) for p in sorted((SOURCE_ROOT / "src").glob("*.c"))]
     defines = []
     if "freertos" in peers:
         f = peers["freertos"]
@@ -344,7 +345,7 @@ def _sources(t: Target, peers: dict[str, Path], arena: int,
 
 def _fingerprint(t: Target, sources: list[tuple[str, Path, list[str]]], flags: list[str]) -> str:
     h = hashlib.sha256(" ".join([t.name, *flags]).encode())
-    dirs = {REPO_ROOT / "include" / "heapkit", REPO_ROOT / "src", TARGET_DIR,
+    dirs = {SOURCE_ROOT / "include" / "heapkit", SOURCE_ROOT / "src", TARGET_DIR,
             TARGET_DIR / "freertos", TARGET_DIR / "umm", PORT_DIR / "common", LV_SHIM.parent}
     files = {p for _, p, _ in sources}
     for d in dirs:
@@ -385,7 +386,7 @@ def build_objects(opt: str, jobs: int = 2, target: str | Target = CORTEX_M3, are
     check_arena(arena, t)
     if missing_tools(t):
         raise TargetError(f"missing tools for the {t.title} target: {', '.join(missing_tools(t))} "
-                          f"(Debian: {t.packages}; `make deps`)")
+                          f"(install them: apt-get install {t.packages})")
     peers = peer_sources()
     sources = _sources(t, peers, arena, hardening)
     flags = [*t.cpu_flags, opt, *COMMON_FLAGS, f"-DTGT_ARENA_SIZE={arena}"]

@@ -218,6 +218,8 @@ def fake_engine(monkeypatch):
     eng = types.ModuleType("heapkit.engine")
     eng.__spec__ = importlib.machinery.ModuleSpec("heapkit.engine", None)
     eng.list_allocators = lambda: ["tlsf", "seqfit-first"]
+    eng.PEERS = ("o1heap", "umm")
+    eng.missing_peers = lambda names: "no peers here: " + ", ".join(names)
 
     def replay(trace_path, allocator, arena=None, series=200, heapmap=0):
         calls.append(("replay", Path(trace_path).read_bytes()[:8], allocator, arena))
@@ -269,6 +271,9 @@ def test_bench_selects_allocators(capsys, fake_engine):
     assert [line.split()[0] for line in out.splitlines()[2:]] == ["tlsf", "engine:"]
     code, _, err = run(capsys, "bench", "--alloc", "tlsf,nope", "--workload", "cse3320")
     assert_one_line_error(code, err, "unknown allocator(s) nope (available: tlsf, seqfit-first)")
+    # a peer the engine was built without: the engine says what brings it
+    code, _, err = run(capsys, "bench", "--alloc", "tlsf,umm,o1heap", "--workload", "cse3320")
+    assert_one_line_error(code, err, "no peers here: umm, o1heap")
     code, _, err = run(capsys, "bench")
     assert_one_line_error(code, err, "give at least one --trace FILE or --workload NAME")
 

@@ -459,6 +459,13 @@ def test_find_binary_honours_env(monkeypatch, tmp_path):
         engine.find_binary()
 
 
+def test_missing_peers_says_what_brings_them():
+    msg = engine.missing_peers(["o1heap", "umm"])
+    assert "\n" not in msg and msg.startswith("o1heap, umm: peer allocator(s)")
+    assert "install cargo, then rebuild (make build)" in msg   # the tests run from a checkout
+    assert set(engine.PEERS) >= {"freertos-heap4", "o1heap", "umm", "tlsf-conte"}
+
+
 # --------------------------------------------------------------------------
 # Performance: a million records against tlsf, timing and all bookkeeping on
 

@@ -88,6 +88,14 @@ def assert_clean(rep):
     assert err["check"] == 0
 
 
+def test_engine_peers_are_the_ones_python_names(hk):
+    """engine.PEERS, which tells a missing peer from an unknown name, is the engine's peer list."""
+    listed = {e["name"] for e in engine._run(["--list", "--json", "-"], binary=hk) if e["family"] == "peer"}
+    assert listed <= set(engine.PEERS)
+    if listed != set(engine.PEERS):
+        pytest.skip(f"this hk-replay lacks {sorted(set(engine.PEERS) - listed)} (sources not fetched?)")
+
+
 # --------------------------------------------------------------------------
 # Every peer replays a generated trace cleanly
 

@@ -347,7 +347,7 @@ def test_hotpath_table(monkeypatch, tmp_path, capsys):
     """tools/hotpath_table.py on small stand-in workloads: one markdown row per allocator with
     both targets' columns, the per-workload table, and the JSON documents."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location("hotpath_table", target.REPO_ROOT / "tools" / "hotpath_table.py")
+    spec = importlib.util.spec_from_file_location("hotpath_table", Path(__file__).resolve().parents[2] / "tools" / "hotpath_table.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
 

@@ -7,7 +7,7 @@
  * posix_memalign, aligned_alloc, memalign, valloc, pvalloc and
  * malloc_usable_size on one heapkit regions heap that grows by mmap. The
  * environment chooses the allocator and options when the first call is
- * made (see README "Malloc replacement for Linux"):
+ * made (every variable: docs/environment.md):
  *
  *   HEAPKIT_ALLOCATOR       buddy, buddy-lazy, tlsf (default),
  *                           seqfit-first, seqfit-next, seqfit-best,
