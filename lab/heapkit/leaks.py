@@ -189,31 +189,56 @@ def _group(ids: np.ndarray, callers: np.ndarray, tids: np.ndarray, sizes: np.nda
     return sorted(out, key=lambda g: (-g.bytes, -g.count, g.caller, g.tid))
 
 
-def analyse(trace: Trace, ann: Annotations, checkpoint: str | None = None,
-            symbolizer: Symbolizer | None = None) -> dict:
+@dataclass
+class _Blocks:
+    """Every block (trace id) of a trace, by id."""
+    pos: np.ndarray         # the record that allocated it
+    killed_at: np.ndarray   # the record that freed it or moved it (realloc); len(trace): live at the end
+    born: np.ndarray        # where it was first allocated, through any reallocs that moved it
+    sizes: np.ndarray       # requested bytes (calloc: count x size)
+    tids: np.ndarray
+    callers: np.ndarray
+
+
+def _blocks(trace: Trace, ann: Annotations) -> _Blocks:
     rec = trace.records
     n = len(rec)
     op = rec["op"]
-    is_alloc = np.isin(op, ALLOC_OPS)
-    pos = np.flatnonzero(is_alloc)                      # id -> its record
-    nids = len(pos)
+    pos = np.flatnonzero(np.isin(op, ALLOC_OPS))        # id -> its record
     sizes = rec["size"][pos].astype(np.int64)
     calloc = op[pos] == OP_CALLOC
     sizes[calloc] *= rec["aux"][pos][calloc].astype(np.int64)
-    tids = rec["tid"][pos].astype(np.int64)
-    callers = ann.callers[pos] if len(ann.callers) == n else np.zeros(nids, np.uint64)
-    # Where each id ends: its free, or the realloc that moved it.
-    killed_at = np.full(nids, n, np.int64)
+    killed_at = np.full(len(pos), n, np.int64)
     frees = np.flatnonzero(op == OP_FREE)
     killed_at[rec["id"][frees]] = frees
     moves = np.flatnonzero((op == OP_REALLOC) & (rec["aux"] != NULL_ID))
     killed_at[rec["aux"][moves]] = moves
-    live_end = killed_at == n
-    # A block's birth: where it was first allocated, through any reallocs that moved it.
     born = pos.copy()
-    new_ids = rec["id"][moves]
-    for old, new in zip(rec["aux"][moves].tolist(), new_ids.tolist()):
+    for old, new in zip(rec["aux"][moves].tolist(), rec["id"][moves].tolist()):
         born[new] = born[old]
+    callers = ann.callers[pos] if len(ann.callers) == n else np.zeros(len(pos), np.uint64)
+    return _Blocks(pos, killed_at, born, sizes, rec["tid"][pos].astype(np.int64), callers)
+
+
+def _live(b: _Blocks, mine: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(record positions, live bytes just after each) of the blocks selected by *mine*: every
+    allocation and every free of them, in trace order (at one position, frees first)."""
+    freed = mine & (b.killed_at < n)
+    ev_pos = np.concatenate((b.pos[mine], b.killed_at[freed]))
+    ev_delta = np.concatenate((b.sizes[mine], -b.sizes[freed]))
+    order = np.lexsort((ev_delta, ev_pos))
+    return ev_pos[order], np.cumsum(ev_delta[order])
+
+
+def _task_name(ann: Annotations, tid: int) -> str:
+    return ann.tasks.get(tid, "" if tid else "(no task)")
+
+
+def analyse(trace: Trace, ann: Annotations, checkpoint: str | None = None,
+            symbolizer: Symbolizer | None = None) -> dict:
+    n = len(trace)
+    b = _blocks(trace, ann)
+    live_end = b.killed_at == n
 
     cp_pos, cp_label = (None, None)
     if checkpoint is not None:
@@ -222,38 +247,72 @@ def analyse(trace: Trace, ann: Annotations, checkpoint: str | None = None,
     if cp_pos is None:
         sections.append(("live at the end", np.flatnonzero(live_end)))
     else:
-        after = live_end & (born >= cp_pos)
-        before = live_end & (born < cp_pos)
+        after = live_end & (b.born >= cp_pos)
+        before = live_end & (b.born < cp_pos)
         sections.append((f"allocated after the checkpoint ({cp_label}) and never freed",
                          np.flatnonzero(after)))
         sections.append((f"long-lived: allocated before the checkpoint ({cp_label}), still live",
                          np.flatnonzero(before)))
     out_sections = []
     for title, ids in sections:
-        groups = _group(ids, callers, tids, sizes)
+        groups = _group(ids, b.callers, b.tids, b.sizes)
         for g in groups:
             g.where = _where(g.caller, symbolizer)
         out_sections.append({"title": title, "blocks": int(len(ids)),
-                             "bytes": int(sizes[ids].sum()) if len(ids) else 0,
+                             "bytes": int(b.sizes[ids].sum()) if len(ids) else 0,
                              "groups": [g.as_dict(ann.tasks) for g in groups]})
 
     # Per task: allocations, peak live bytes (charged to the allocating task).
     tasks = []
-    for tid in np.unique(tids).tolist():
-        mine = tids == tid
-        ev_pos = np.concatenate((pos[mine], killed_at[mine]))
-        ev_delta = np.concatenate((sizes[mine], -sizes[mine]))
-        order = np.lexsort((ev_delta, ev_pos))           # at one position, frees before allocations
-        live = np.cumsum(ev_delta[order])
-        tasks.append({"tid": tid, "task": ann.tasks.get(tid, "" if tid else "(no task)"),
+    for tid in np.unique(b.tids).tolist():
+        mine = b.tids == tid
+        _, live = _live(b, mine, n)
+        tasks.append({"tid": tid, "task": _task_name(ann, tid),
                       "allocations": int(mine.sum()), "peak_live_bytes": int(live.max()),
                       "live_blocks_at_end": int((mine & live_end).sum()),
-                      "live_bytes_at_end": int(sizes[mine & live_end].sum())})
-    return {"trace": trace.name, "records": n, "ids": nids,
+                      "live_bytes_at_end": int(b.sizes[mine & live_end].sum())})
+    return {"trace": trace.name, "records": n, "ids": len(b.pos),
             "callers": bool(len(ann.callers) == n and n),
             "dropped": int(ann.meta.get("dropped", "0") or 0),
             "checkpoint": None if cp_pos is None else {"record": cp_pos, "label": cp_label},
             "sections": out_sections, "tasks": tasks}
+
+
+def task_series(trace: Trace, ann: Annotations, points: int = 600) -> dict:
+    """Live bytes per task over the trace, for a usage-over-time plot.
+
+    One x axis for every task: the records where a block was allocated or
+    freed, the stamp of the record in seconds when the trace has stamps and
+    their rate (the firmware recorder), else the record number. With more
+    such records than *points*, each 1/*points* of the trace keeps the one
+    where the tasks together held the most (the peaks survive the thinning,
+    and the tasks' values still add up to the total). Returns {"axis":
+    "seconds" or "record", "records", "points", "x", "tasks": [{"tid",
+    "task", "y"}]}.
+    """
+    n = len(trace)
+    b = _blocks(trace, ann)
+    tids = np.unique(b.tids).tolist()
+    lives = [_live(b, b.tids == tid, n) for tid in tids]
+    grid = np.unique(np.concatenate([[0]] + [x for x, _ in lives]))
+    ys = []
+    for x, live in lives:
+        at = np.searchsorted(x, grid, side="right") - 1     # the task's last event at or before
+        ys.append(np.where(at >= 0, live[np.maximum(at, 0)], 0))
+    ys = np.array(ys, dtype=np.int64).reshape(len(tids), len(grid))
+    if len(grid) > points:
+        total = ys.sum(axis=0)
+        bucket = grid * points // max(n, 1)
+        starts = np.flatnonzero(np.diff(bucket, prepend=-1))
+        keep = [s + int(np.argmax(t)) for s, t in zip(starts, np.split(total, starts[1:]))]
+        grid, ys = grid[keep], ys[:, keep]
+    hz = int(ann.meta.get("stamp_hz", "0") or 0)
+    seconds = hz > 0 and len(ann.stamps) == n and n > 0
+    xs = ann.stamps[np.minimum(grid, n - 1)] / hz if seconds else grid
+    return {"axis": "seconds" if seconds else "record", "records": n, "points": points,
+            "x": xs.tolist(),
+            "tasks": [{"tid": tid, "task": _task_name(ann, tid) or f"t{tid}", "y": y.tolist()}
+                      for tid, y in zip(tids, ys)]}
 
 
 def _where(caller: int, symbolizer: Symbolizer | None) -> str:
