@@ -214,7 +214,8 @@ FW_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/arm-cortex-m3
 # run (the recorder drains through semihosting into FW/<heap>.hkfw), import, the leak report against
 # the ELF (and FW/<heap>.html with the per-task usage plot), the heap `heapkit size --margin`
 # advises; the firmware rebuilt with that configTOTAL_HEAP_SIZE (FW/sized-<heap>) runs the scenario
-# again and prints its failed allocations. Then the checks of lab/tests/test_firmware_trace.py.
+# again and prints its failed allocations. trace_rate.elf: the recorder's rate through semihosting.
+# Then the checks of lab/tests/test_firmware_trace.py.
 firmware-trace: deps venv
 	@echo "== firmware trace: FreeRTOS V11.2.0 ARM_CM3 in QEMU mps2-an385, heap_4 and heap_tlsf"
 	@$(call timed,firmware trace,\
@@ -234,6 +235,10 @@ firmware-trace: deps venv
 	    cmake --build $(FW)/sized-$$h -j $(JOBS) --target fw_$$h >/dev/null && \
 	    ports/baremetal/run-qemu.sh mps2-an385 $(FW)/sized-$$h/fw_$$h.elf $(CURDIR)/$(FW)/sized-$$h/$$h.hkfw || exit 1; \
 	  done && \
+	  echo "-- the recorder's rate through semihosting into a host file (wall: the whole QEMU run):" && \
+	  TIMEFORMAT="wall %R s" && \
+	  time ports/baremetal/run-qemu.sh mps2-an385 $(FW)/trace_rate.elf $(CURDIR)/$(FW)/rate.hkfw 1000000 && \
+	  rm -f $(FW)/rate.hkfw && \
 	  HEAPKIT_FIRMWARE_BUILD=$(CURDIR)/$(FW) $(VENV)/bin/python -m pytest lab/tests/test_firmware_trace.py -q -m target)
 
 sizes: deps

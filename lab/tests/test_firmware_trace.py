@@ -142,3 +142,16 @@ def test_firmware_runs_on_the_advised_heap(recorded, tmp_path, capsys):
     assert summary["failed"] == 0 and run.returncode == 0, run.stdout + run.stderr
     # Tight: the low-water mark leaves less than a quarter of the heap never used.
     assert summary["min_ever_free"] < advised // 4, summary
+
+
+def test_block_policy_delivers_every_record(firmware, tmp_path):
+    """trace_rate.c: records pushed far faster than a 16 KiB ring holds, under the block
+    policy, all reach the host through semihosting, and import as a valid trace."""
+    raw = tmp_path / "rate.hkfw"
+    run = subprocess.run([str(ROOT / "ports" / "baremetal" / "run-qemu.sh"), "mps2-an385",
+                          str(firmware / "trace_rate.elf"), str(raw), "20000"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "20000 records, 480016 bytes, 0 dropped" in run.stdout, run.stdout
+    assert raw.stat().st_size == 480016
+    assert main(["import", str(raw), "-o", str(tmp_path / "rate.hkb"), "-q"]) == 0
+    assert len(Trace.load(tmp_path / "rate.hkb")) == 20000
