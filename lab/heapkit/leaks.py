@@ -10,7 +10,10 @@ its allocation count and peak live bytes (a block counts for the task that
 allocated it until it is freed, whoever frees it).
 
 Callers become ``function (file:line)`` through the DWARF line table of an
-ELF (pyelftools); without one they stay addresses.
+ELF (pyelftools); without one they stay addresses. A Linux capture's side
+table also lists the process's loaded objects: a caller in the ELF given is
+moved back by its object's load bias first (position-independent programs
+and libraries), one in another object reads ``object+offset``.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ class Symbolizer:
         try:
             with open(path, "rb") as f:
                 elf = ELFFile(f)
-                self._funcs = self._functions(elf)
+                # Arm: bit 0 of a code address is the Thumb state, not part of the address.
+                self._code_mask = ~1 if elf["e_machine"] == "EM_ARM" else ~0
+                self._funcs = self._functions(elf, self._code_mask)
                 self._scopes = self._inlined(elf)
                 self._rows = self._lines(elf)
         except FileNotFoundError:
@@ -49,15 +54,20 @@ class Symbolizer:
         self._starts = [f[0] for f in self._funcs]
         self._row_addrs = [r[0] for r in self._rows]
 
+    def describes(self, loaded: str) -> bool:
+        """Is *loaded* (a process's object path) this ELF? The same file, or one of the same name."""
+        return (os.path.realpath(loaded) == os.path.realpath(self.path)
+                or os.path.basename(loaded) == os.path.basename(self.path))
+
     @staticmethod
-    def _functions(elf) -> list[tuple[int, int, str]]:
+    def _functions(elf, code_mask: int) -> list[tuple[int, int, str]]:
         out = []
         for sec in elf.iter_sections():
             if sec.header.sh_type != "SHT_SYMTAB":
                 continue
             for sym in sec.iter_symbols():
                 if sym["st_info"]["type"] == "STT_FUNC" and sym.name:
-                    start = sym["st_value"] & ~1          # Thumb functions have bit 0 set
+                    start = sym["st_value"] & code_mask
                     out.append((start, start + max(sym["st_size"], 1), sym.name))
         return sorted(out)
 
@@ -111,7 +121,7 @@ class Symbolizer:
 
     def lookup(self, address: int) -> tuple[str | None, str | None, int | None]:
         """(function, file, line) of the call that returns to *address*."""
-        pc = (address & ~1) - 1        # inside the call instruction, not after it
+        pc = (address & self._code_mask) - 1        # inside the call instruction, not after it
         fn = None
         i = bisect.bisect_right(self._starts, pc) - 1
         if i >= 0 and self._funcs[i][0] <= pc < self._funcs[i][1]:
@@ -257,7 +267,7 @@ def analyse(trace: Trace, ann: Annotations, checkpoint: str | None = None,
     for title, ids in sections:
         groups = _group(ids, b.callers, b.tids, b.sizes)
         for g in groups:
-            g.where = _where(g.caller, symbolizer)
+            g.where = _where(g.caller, symbolizer, ann.modules)
         out_sections.append({"title": title, "blocks": int(len(ids)),
                              "bytes": int(b.sizes[ids].sum()) if len(ids) else 0,
                              "groups": [g.as_dict(ann.tasks) for g in groups]})
@@ -315,12 +325,23 @@ def task_series(trace: Trace, ann: Annotations, points: int = 600) -> dict:
                       for tid, y in zip(tids, ys)]}
 
 
-def _where(caller: int, symbolizer: Symbolizer | None) -> str:
+def _where(caller: int, symbolizer: Symbolizer | None,
+           modules: list[tuple[int, int, int, str]]) -> str:
+    """``function (file:line)`` of a caller; in a process's other objects ``object+offset``."""
     if caller == 0:
         return "(unknown caller)"
-    if symbolizer is None:
+    address = caller
+    if modules:
+        # A Linux process: the caller is a run-time address in one of its loaded objects.
+        m = next((m for m in modules if m[0] <= caller < m[1]), None)
+        if m is None:
+            return f"0x{caller:x}"
+        address = caller - m[2]
+        if symbolizer is None or not symbolizer.describes(m[3]):
+            return f"{os.path.basename(m[3])}+0x{address:x}"
+    elif symbolizer is None:
         return f"0x{caller:x}"
-    fn, path, line = symbolizer.lookup(caller)
+    fn, path, line = symbolizer.lookup(address)
     place = f"{os.path.basename(path)}:{line}" if path else "?"
     return f"{fn or '?'} ({place})"
 
