@@ -230,14 +230,27 @@ def _blocks(trace: Trace, ann: Annotations) -> _Blocks:
     return _Blocks(pos, killed_at, born, sizes, rec["tid"][pos].astype(np.int64), callers)
 
 
-def _live(b: _Blocks, mine: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(record positions, live bytes just after each) of the blocks selected by *mine*: every
-    allocation and every free of them, in trace order (at one position, frees first)."""
-    freed = mine & (b.killed_at < n)
-    ev_pos = np.concatenate((b.pos[mine], b.killed_at[freed]))
-    ev_delta = np.concatenate((b.sizes[mine], -b.sizes[freed]))
-    order = np.lexsort((ev_delta, ev_pos))
-    return ev_pos[order], np.cumsum(ev_delta[order])
+def _events(b: _Blocks, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every allocation and free (a realloc's move counts as the old block's free), unordered:
+    (record position, change of live bytes, allocating task)."""
+    freed = b.killed_at < n
+    return (np.concatenate((b.pos, b.killed_at[freed])), np.concatenate((b.sizes, -b.sizes[freed])),
+            np.concatenate((b.tids, b.tids[freed])))
+
+
+def _lives(b: _Blocks, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every task's allocations and frees in trace order, tasks one after the other (at one
+    position, frees first): (the tasks' ids, where each task's events start, the events'
+    record positions, the task's live bytes just after each). A block counts for the task
+    that allocated it. One sort, whatever the number of tasks."""
+    ev_pos, ev_delta, ev_tid = _events(b, n)
+    order = np.lexsort((ev_delta, ev_pos, ev_tid))
+    pos, delta, tid = ev_pos[order], ev_delta[order], ev_tid[order]
+    starts = np.flatnonzero(np.diff(tid, prepend=-1))
+    total = np.cumsum(delta)
+    before = total[starts] - delta[starts]               # the running sum as each task begins
+    live = total - np.repeat(before, np.diff(np.append(starts, len(total))))
+    return tid[starts], starts, pos, live
 
 
 def _task_name(ann: Annotations, tid: int) -> str:
@@ -274,13 +287,18 @@ def analyse(trace: Trace, ann: Annotations, checkpoint: str | None = None,
 
     # Per task: allocations, peak live bytes (charged to the allocating task).
     tasks = []
-    for tid in np.unique(b.tids).tolist():
-        mine = b.tids == tid
-        _, live = _live(b, mine, n)
-        tasks.append({"tid": tid, "task": _task_name(ann, tid),
-                      "allocations": int(mine.sum()), "peak_live_bytes": int(live.max()),
-                      "live_blocks_at_end": int((mine & live_end).sum()),
-                      "live_bytes_at_end": int(b.sizes[mine & live_end].sum())})
+    if len(b.pos):
+        tids, starts, _, live = _lives(b, n)
+        peaks = np.maximum.reduceat(live, starts)
+        allocs = np.unique(b.tids, return_counts=True)[1]           # the same sorted tids
+        end_blocks = dict(zip(*np.unique(b.tids[live_end], return_counts=True)))
+        end_bytes = np.zeros(len(tids), np.int64)
+        np.add.at(end_bytes, np.searchsorted(tids, b.tids[live_end]), b.sizes[live_end])
+        for k, tid in enumerate(tids.tolist()):
+            tasks.append({"tid": tid, "task": _task_name(ann, tid), "allocations": int(allocs[k]),
+                          "peak_live_bytes": int(peaks[k]),
+                          "live_blocks_at_end": int(end_blocks.get(tid, 0)),
+                          "live_bytes_at_end": int(end_bytes[k])})
     return {"trace": trace.name, "records": n, "ids": len(b.pos),
             "callers": bool(len(ann.callers) == n and n),
             "dropped": int(ann.meta.get("dropped", "0") or 0),
@@ -288,7 +306,7 @@ def analyse(trace: Trace, ann: Annotations, checkpoint: str | None = None,
             "sections": out_sections, "tasks": tasks}
 
 
-def task_series(trace: Trace, ann: Annotations, points: int = 600) -> dict:
+def task_series(trace: Trace, ann: Annotations, points: int = 600, top: int = 10) -> dict:
     """Live bytes per task over the trace, for a usage-over-time plot.
 
     One x axis for every task: the records where a block was allocated or
@@ -296,33 +314,49 @@ def task_series(trace: Trace, ann: Annotations, points: int = 600) -> dict:
     their rate (the firmware recorder), else the record number. With more
     such records than *points*, each 1/*points* of the trace keeps the one
     where the tasks together held the most (the peaks survive the thinning,
-    and the tasks' values still add up to the total). Returns {"axis":
-    "seconds" or "record", "records", "points", "x", "tasks": [{"tid",
-    "task", "y"}]}.
+    and the tasks' values still add up to the total). The *top* tasks with
+    the highest peaks get a series each, the rest one together ("other
+    tasks"), so that neither memory nor the legend grows with the number of
+    threads. Returns {"axis": "seconds" or "record", "records", "points",
+    "x", "tasks": [{"tid", "task", "y"}]} (tid None for the others).
     """
     n = len(trace)
     b = _blocks(trace, ann)
-    tids = np.unique(b.tids).tolist()
-    lives = [_live(b, b.tids == tid, n) for tid in tids]
-    grid = np.unique(np.concatenate([[0]] + [x for x, _ in lives]))
-    ys = []
-    for x, live in lives:
-        at = np.searchsorted(x, grid, side="right") - 1     # the task's last event at or before
-        ys.append(np.where(at >= 0, live[np.maximum(at, 0)], 0))
-    ys = np.array(ys, dtype=np.int64).reshape(len(tids), len(grid))
+    out = {"axis": "record", "records": n, "points": points, "x": [], "tasks": []}
+    if not len(b.pos):
+        return out
+    tids, starts, pos, live = _lives(b, n)
+    ends = np.append(starts[1:], len(pos))
+    # The whole heap in trace order; at each record, the value after its last event.
+    ev_pos, ev_delta, _ = _events(b, n)
+    order = np.lexsort((ev_delta, ev_pos))
+    epos, total = ev_pos[order], np.cumsum(ev_delta[order])
+    last = np.flatnonzero(np.diff(epos, append=epos[-1] + 1))
+    grid = np.concatenate(([0], epos[last]))
+    total = np.concatenate(([0], total[last]))
     if len(grid) > points:
-        total = ys.sum(axis=0)
         bucket = grid * points // max(n, 1)
-        starts = np.flatnonzero(np.diff(bucket, prepend=-1))
-        keep = [s + int(np.argmax(t)) for s, t in zip(starts, np.split(total, starts[1:]))]
-        grid, ys = grid[keep], ys[:, keep]
+        first = np.flatnonzero(np.diff(bucket, prepend=-1))
+        keep = [f + int(np.argmax(t)) for f, t in zip(first, np.split(total, first[1:]))]
+        grid, total = grid[keep], total[keep]
+    peaks = np.maximum.reduceat(live, starts)
+    chosen = sorted(np.argsort(-peaks, kind="stable")[:top].tolist())
+    series, shown = [], np.zeros(len(grid), np.int64)
+    for k in chosen:
+        x, y = pos[starts[k]:ends[k]], live[starts[k]:ends[k]]
+        at = np.searchsorted(x, grid, side="right") - 1     # the task's last event at or before
+        values = np.where(at >= 0, y[np.maximum(at, 0)], 0)
+        shown += values
+        tid = int(tids[k])
+        series.append({"tid": tid, "task": _task_name(ann, tid) or f"t{tid}", "y": values.tolist()})
+    if len(tids) > len(chosen):
+        series.append({"tid": None, "task": f"other tasks ({len(tids) - len(chosen)})",
+                       "y": (total - shown).tolist()})
     hz = int(ann.meta.get("stamp_hz", "0") or 0)
     seconds = hz > 0 and len(ann.stamps) == n and n > 0
-    xs = ann.stamps[np.minimum(grid, n - 1)] / hz if seconds else grid
-    return {"axis": "seconds" if seconds else "record", "records": n, "points": points,
-            "x": xs.tolist(),
-            "tasks": [{"tid": tid, "task": _task_name(ann, tid) or f"t{tid}", "y": y.tolist()}
-                      for tid, y in zip(tids, ys)]}
+    out.update(axis="seconds" if seconds else "record", tasks=series,
+               x=(ann.stamps[np.minimum(grid, n - 1)] / hz if seconds else grid).tolist())
+    return out
 
 
 def _where(caller: int, symbolizer: Symbolizer | None,
