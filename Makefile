@@ -36,9 +36,11 @@
 #                  and the cases that fail (ctest runs the same as corruption_*)
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
-#   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 port) traced on the
-#                  target in QEMU mps2-an385 with heap_4 and heap_tlsf: the leak report,
-#                  the heap sizes the lab finds, and its test (lab/tests/test_firmware_trace.py)
+#   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 and RISC-V ports) traced
+#                  on the target in QEMU mps2-an385 and virt with heap_4 and heap_tlsf: the leak report
+#                  (and build/firmware-trace/<heap>.html with the per-task usage plot), the
+#                  heap the lab advises, the firmware rebuilt with it and run again, and the
+#                  test (lab/tests/test_firmware_trace.py)
 #   make consumer-test  a project outside heapkit built against it each way a
 #                  user can take it (tests/consumer/run.sh; docs/install.md)
 #   make package-test  conan create (host and Cortex-M4F) and pio pkg pack,
@@ -235,23 +237,49 @@ target-icount-test: deps venv
 	@$(call timed,cortex-m3 + rv32 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py -q -m target)
 
 FW := $(BUILD)/firmware-trace
-comma := ,
+FW_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/arm-cortex-m3.cmake
+FW_CMAKE_RV32 := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/riscv32-imac.cmake \
+                 -DFR_PEERS=$(CURDIR)/$(FW)/peers
 
-# examples/firmware-trace: build, run with each heap (the recorder drains through semihosting
-# into FW/<heap>.hkfw), import, the leak report against the ELF, the smallest heap the lab finds;
-# then the checks of lab/tests/test_firmware_trace.py.
+# examples/firmware-trace, per heap (heap_4, and heap_tlsf with the lab's tlsf as its model): build,
+# run (the recorder drains through semihosting into FW/<heap>.hkfw), import, the leak report against
+# the ELF (and FW/<heap>.html with the per-task usage plot), the heap `heapkit size --margin`
+# advises; the firmware rebuilt with that configTOTAL_HEAP_SIZE (FW/sized-<heap>) runs the scenario
+# again and prints its failed allocations. The same firmware on RV32 (the kernel's GCC/RISC-V port,
+# QEMU virt, FW/rv32): its runs and leaks. trace_rate.elf: the recorder's rate through semihosting.
+# Then the checks of lab/tests/test_firmware_trace.py (both boards).
 firmware-trace: deps venv
-	@echo "== firmware trace: FreeRTOS V11.2.0 ARM_CM3 in QEMU mps2-an385, heap_4 and heap_tlsf"
+	@echo "== firmware trace: FreeRTOS V11.2.0 in QEMU mps2-an385 (ARM_CM3) and virt (RISC-V), heap_4 and heap_tlsf"
 	@$(call timed,firmware trace,\
-	  cmake -S examples/firmware-trace -B $(FW) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/arm-cortex-m3.cmake >/dev/null && \
+	  cmake -S examples/firmware-trace -B $(FW) $(FW_CMAKE) >/dev/null && \
 	  cmake --build $(FW) -j $(JOBS) >/dev/null && \
 	  $(MAKE) --no-print-directory build >/dev/null && \
-	  for h in heap_4 tlsf; do \
+	  for run in heap_4:freertos-heap4 tlsf:tlsf; do \
+	    h=$${run%%:*}; model=$${run#*:}; \
 	    ports/baremetal/run-qemu.sh mps2-an385 $(FW)/fw_$$h.elf $(CURDIR)/$(FW)/$$h.hkfw && \
 	    $(VENV)/bin/heapkit import $(FW)/$$h.hkfw -o $(FW)/$$h.hkb -q && \
-	    $(VENV)/bin/heapkit leaks $(FW)/$$h.hkb --elf $(FW)/fw_$$h.elf --checkpoint steady && \
-	    $(VENV)/bin/heapkit size --trace $(FW)/$$h.hkb --alloc tlsf$(comma)freertos-heap4 || exit 1; \
+	    $(VENV)/bin/heapkit leaks $(FW)/$$h.hkb --elf $(FW)/fw_$$h.elf --checkpoint steady --html $(FW)/$$h.html && \
+	    $(VENV)/bin/heapkit size --trace $(FW)/$$h.hkb --alloc $$model --margin | tee $(FW)/$$h.size.txt && \
+	    advised=$$(awk -v a=$$model '$$1 == a { print $$NF; exit }' $(FW)/$$h.size.txt) && \
+	    echo "-- $$h rebuilt with configTOTAL_HEAP_SIZE $$advised (the advised heap):" && \
+	    cmake -S examples/firmware-trace -B $(FW)/sized-$$h $(FW_CMAKE) -DAPP_HEAP_SIZE=$$advised \
+	      -DFR_PEERS=$(CURDIR)/$(FW)/peers >/dev/null && \
+	    cmake --build $(FW)/sized-$$h -j $(JOBS) --target fw_$$h >/dev/null && \
+	    ports/baremetal/run-qemu.sh mps2-an385 $(FW)/sized-$$h/fw_$$h.elf $(CURDIR)/$(FW)/sized-$$h/$$h.hkfw || exit 1; \
 	  done && \
+	  echo "-- the same firmware on RV32 (GCC/RISC-V port in QEMU virt): its leak" && \
+	  cmake -S examples/firmware-trace -B $(FW)/rv32 $(FW_CMAKE_RV32) >/dev/null && \
+	  cmake --build $(FW)/rv32 -j $(JOBS) >/dev/null && \
+	  for h in heap_4 tlsf; do \
+	    ports/baremetal/run-qemu.sh riscv-virt $(FW)/rv32/fw_$$h.elf $(CURDIR)/$(FW)/rv32/$$h.hkfw && \
+	    $(VENV)/bin/heapkit import $(FW)/rv32/$$h.hkfw -o $(FW)/rv32/$$h.hkb -q && \
+	    $(VENV)/bin/heapkit leaks $(FW)/rv32/$$h.hkb --elf $(FW)/rv32/fw_$$h.elf --checkpoint steady | awk 'NR >= 3 && NR <= 5' \
+	    || exit 1; \
+	  done && \
+	  echo "-- the recorder's rate through semihosting into a host file (wall: the whole QEMU run):" && \
+	  TIMEFORMAT="wall %R s" && \
+	  time ports/baremetal/run-qemu.sh mps2-an385 $(FW)/trace_rate.elf $(CURDIR)/$(FW)/rate.hkfw 1000000 && \
+	  rm -f $(FW)/rate.hkfw && \
 	  HEAPKIT_FIRMWARE_BUILD=$(CURDIR)/$(FW) $(VENV)/bin/python -m pytest lab/tests/test_firmware_trace.py -q -m target)
 
 sizes: deps

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * FreeRTOSConfig.h of the traced firmware (app.c): FreeRTOS-Kernel V11.2.0,
- * portable/GCC/ARM_CM3 on QEMU mps2-an385 (25 MHz Cortex-M3), heapkit's
- * bare-metal startup, whose weak SVCall/PendSV/SysTick entries the port's
- * handlers take over by name. The heap is heap_4.c or ports/freertos/heap_tlsf.c,
- * APP_HEAP_SIZE bytes (the build sets it: the sizing check rebuilds with
- * the size the lab advises).
+ * with heapkit's bare-metal startup, on one of two boards:
+ *   - portable/GCC/ARM_CM3 on QEMU mps2-an385 (25 MHz Cortex-M3): the
+ *     startup's weak SVCall/PendSV/SysTick entries are taken over by the
+ *     port's handlers by name;
+ *   - portable/GCC/RISC-V on QEMU virt (RV32IMAC, machine mode): the tick
+ *     is the CLINT's mtime/mtimecmp (10 MHz), app.c points mtvec at the
+ *     port's trap handler, interrupts run on their own stack.
+ * The heap is heap_4.c or ports/freertos/heap_tlsf.c, APP_HEAP_SIZE bytes
+ * (the build sets it: the sizing check rebuilds with the size the lab
+ * advises).
  */
 #ifndef FREERTOS_CONFIG_H
 #define FREERTOS_CONFIG_H
@@ -13,7 +18,14 @@
 #define configUSE_PREEMPTION 1
 #define configUSE_IDLE_HOOK 0
 #define configUSE_TICK_HOOK 0
+#if defined(__riscv)
+#define configCPU_CLOCK_HZ 10000000 /* the port counts the tick in mtime's units: virt's timebase */
+#define configMTIME_BASE_ADDRESS 0x200BFF8UL
+#define configMTIMECMP_BASE_ADDRESS 0x2004000UL
+#define configISR_STACK_SIZE_WORDS 512
+#else
 #define configCPU_CLOCK_HZ 25000000
+#endif
 #define configTICK_RATE_HZ 1000
 #define configMAX_PRIORITIES 5
 #define configMINIMAL_STACK_SIZE 256
@@ -34,8 +46,10 @@
 #define APP_HEAP_SIZE 32768
 #endif
 #define configTOTAL_HEAP_SIZE ((size_t)(APP_HEAP_SIZE))
+#if defined(__arm__)
 #define configKERNEL_INTERRUPT_PRIORITY 255
 #define configMAX_SYSCALL_INTERRUPT_PRIORITY 160 /* (5 << 5): QEMU implements 8 priority bits, bit 0 must be clear */
+#endif
 #define configCHECK_HANDLER_INSTALLATION 0
 #define INCLUDE_vTaskDelay 1
 #define INCLUDE_vTaskDelete 1
@@ -50,10 +64,12 @@
     } while (0)
 void app_assert_failed(const char *file, int line);
 
+#if defined(__arm__)
 /* The port's handlers under the names heapkit's startup puts in the vector table. */
 #define vPortSVCHandler hk_svcall_handler
 #define xPortPendSVHandler hk_pendsv_handler
 #define xPortSysTickHandler hk_systick_handler
+#endif
 
 /* The recorder's hooks (ports/trace/). */
 #include "hk_trace_freertos.h"

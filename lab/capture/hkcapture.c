@@ -24,9 +24,18 @@
  * it. Each process writes its own file: the child of fork() starts a fresh
  * trace (ids from 0; blocks inherited from the parent are "unknown"), and a
  * program started by exec inherits LD_PRELOAD and the variable. Without `%p`
- * a fork child appends ".PID" to the name. Next to each trace, FILE.info holds
- * key/value lines: pid, ppid, exe, records, ids, the dropped/clamped counters
- * and `complete 1` once the header was rewritten at exit.
+ * a fork child appends ".PID" to the name. Next to each trace:
+ * - FILE.info, key/value lines: pid, ppid, exe, records, ids, the
+ *   dropped/clamped counters and `complete 1` once the header was rewritten
+ *   at exit;
+ * - FILE.callers, one little-endian u64 per record: the return address in
+ *   the code that called malloc, free, ... (for C++'s operator new, inside
+ *   the C++ library), written with the records;
+ * - FILE.modules, one line per executable segment of every loaded object,
+ *   `module BIAS START END PATH` (hex; BIAS: what the loader added to the
+ *   object's addresses), written at start-up and again at exit, so that
+ *   `heapkit leaks --elf` can name callers in a position-independent
+ *   program or library (an object dlclose'd before exit is not in it).
  *
  * How, without allocating while recording:
  * - the real functions come from dlsym(RTLD_NEXT); dlsym itself may call
@@ -58,6 +67,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -89,6 +99,14 @@ typedef struct {
     uint32_t id;
     uint32_t unused;
 } slot_t;
+
+/* An output file, its descriptor kept high and checked against dev/ino before use. */
+typedef struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    char path[PATH_MAX + 48];
+} out_file_t;
 
 /* ---- the real functions ------------------------------------------------- */
 
@@ -174,14 +192,14 @@ static struct {
     pthread_mutex_t lock;
     int recording;               /* read unlocked as a hint, decided under lock */
     int closing;                 /* after the destructor: write every record through */
-    int fd;                      /* kept high; checked against dev/ino before use */
-    dev_t dev;
-    ino_t ino;
+    out_file_t trace;            /* the .hkb */
+    out_file_t callers;          /* FILE.callers */
     pid_t pid;                   /* the process the file belongs to */
     slot_t *map;
     size_t map_cap, map_used;
     unsigned map_bits;
     lab_rec_t *buf;
+    uint64_t *caller_buf;        /* the callers of buf's records */
     size_t buffered;
     uint64_t flushed;            /* records in the file */
     uint32_t flushed_ids;        /* ids those records create */
@@ -191,10 +209,10 @@ static struct {
     long pagesize;
     int has_pid_token;
     char templ[PATH_MAX];
-    char path[PATH_MAX + 32];
     char info_path[PATH_MAX + 40];
+    char modules_path[PATH_MAX + 40];
     char exe[PATH_MAX];
-} S = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+} S = { .lock = PTHREAD_MUTEX_INITIALIZER, .trace.fd = -1, .callers.fd = -1 };
 
 static uint16_t my_tid(void)
 {
@@ -249,6 +267,21 @@ static size_t put_u64(char *dst, size_t at, size_t cap, uint64_t v)
     return at;
 }
 
+static size_t put_hex(char *dst, size_t at, size_t cap, uint64_t v)
+{
+    char digits[17];
+    size_t n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    at = put_str(dst, at, cap, "0x");
+    while (n && at + 1 < cap)
+        dst[at++] = digits[--n];
+    dst[at < cap ? at : cap - 1] = '\0';
+    return at;
+}
+
 static void say(const char *what, const char *path)
 {
     char line[PATH_MAX + 128];
@@ -279,28 +312,36 @@ static int write_all(int fd, const void *data, size_t n, off_t at)
 
 /* ---- the output file ---------------------------------------------------- */
 
+/* FILE + suffix into dst. */
+static void path_with(char *dst, size_t cap, const char *suffix)
+{
+    put_str(dst, put_str(dst, 0, cap, S.trace.path), cap, suffix);
+}
+
 static void make_paths(pid_t pid, int forked)
 {
     size_t n = 0;
-    const size_t cap = sizeof S.path;
+    char *path = S.trace.path;
+    const size_t cap = sizeof S.trace.path - 16;   /* room for the suffixes below */
     for (const char *t = S.templ; *t; t++) {
         if (t[0] == '%' && t[1] == 'p') {
-            n = put_u64(S.path, n, cap, (uint64_t)pid);
+            n = put_u64(path, n, cap, (uint64_t)pid);
             t++;
         } else if (t[0] == '%' && t[1] == '%') {
-            n = put_str(S.path, n, cap, "%");
+            n = put_str(path, n, cap, "%");
             t++;
         } else {
             char c[2] = { *t, '\0' };
-            n = put_str(S.path, n, cap, c);
+            n = put_str(path, n, cap, c);
         }
     }
     if (forked && !S.has_pid_token) {
-        n = put_str(S.path, n, cap, ".");
-        n = put_u64(S.path, n, cap, (uint64_t)pid);
+        n = put_str(path, n, cap, ".");
+        n = put_u64(path, n, cap, (uint64_t)pid);
     }
-    size_t m = put_str(S.info_path, 0, sizeof S.info_path, S.path);
-    put_str(S.info_path, m, sizeof S.info_path, ".info");
+    path_with(S.info_path, sizeof S.info_path, ".info");
+    path_with(S.modules_path, sizeof S.modules_path, ".modules");
+    path_with(S.callers.path, sizeof S.callers.path, ".callers");
 }
 
 static void header_bytes(unsigned char h[LAB_HKB_HEADER], uint64_t records, uint32_t ids)
@@ -347,10 +388,10 @@ static void write_info(int complete)
 
 /* Our descriptor, unless the program closed it or reuses its number (shells
  * and daemons close or move descriptors they do not know about). */
-static int fd_is_ours(void)
+static int file_is_ours(const out_file_t *f)
 {
     struct stat st;
-    return S.fd >= 0 && fstat(S.fd, &st) == 0 && st.st_dev == S.dev && st.st_ino == S.ino;
+    return f->fd >= 0 && fstat(f->fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino;
 }
 
 /* Moves fd out of the way of the descriptors a program usually picks. */
@@ -367,21 +408,47 @@ static int high_fd(int fd)
     return hi;
 }
 
-/* 0 when S.fd is our file, reopened by name if the program took it away. */
-static int own_fd(void)
+/* 0 when f's descriptor is its file, reopened by name if the program took it away. */
+static int file_own(out_file_t *f)
 {
-    if (fd_is_ours())
+    if (file_is_ours(f))
         return 0;
-    S.fd = -1;
-    int fd = open(S.path, O_WRONLY | O_CLOEXEC);
+    f->fd = -1;
+    int fd = open(f->path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    S.fd = high_fd(fd);
-    if (fd_is_ours())
+    f->fd = high_fd(fd);
+    if (file_is_ours(f))
         return 0;
-    close(S.fd);
-    S.fd = -1;
+    close(f->fd);
+    f->fd = -1;
     return -1;
+}
+
+/* Creates (truncates) f; 0 on success, else -1 with f closed. */
+static int file_create(out_file_t *f)
+{
+    struct stat st;
+    int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    f->fd = high_fd(fd);
+    if (fstat(f->fd, &st) != 0) {
+        close(f->fd);
+        f->fd = -1;
+        return -1;
+    }
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    return 0;
+}
+
+/* Closes f if the descriptor is still ours (never one the program reused). */
+static void file_close(out_file_t *f)
+{
+    if (file_is_ours(f))
+        close(f->fd);
+    f->fd = -1;
 }
 
 static off_t end_of_records(void)
@@ -391,13 +458,16 @@ static off_t end_of_records(void)
 
 static void stop_locked(const char *why);
 
-/* Writes the buffered records; the file then holds S.flushed whole records. */
+/* Writes the buffered records and their callers; the files then hold S.flushed of each. */
 static void flush_locked(void)
 {
-    if (S.fd < 0 || S.buffered == 0)
+    if (S.trace.fd < 0 || S.buffered == 0)
         return;
-    if (own_fd() != 0 ||
-        write_all(S.fd, S.buf, S.buffered * sizeof(lab_rec_t), end_of_records()) != 0) {
+    if (file_own(&S.trace) != 0 ||
+        write_all(S.trace.fd, S.buf, S.buffered * sizeof(lab_rec_t), end_of_records()) != 0 ||
+        file_own(&S.callers) != 0 ||
+        write_all(S.callers.fd, S.caller_buf, S.buffered * sizeof(uint64_t),
+                  (off_t)(S.flushed * sizeof(uint64_t))) != 0) {
         S.buffered = 0;
         stop_locked("cannot write ");
         return;
@@ -411,14 +481,14 @@ static void flush_locked(void)
 /* Rewrites the header to match the records in the file. */
 static void finish_locked(int complete)
 {
-    if (S.fd < 0)
+    if (S.trace.fd < 0)
         return;
     flush_locked();
-    if (S.fd < 0)
+    if (S.trace.fd < 0)
         return;
     unsigned char h[LAB_HKB_HEADER];
     header_bytes(h, S.flushed, S.flushed_ids);
-    if (own_fd() != 0 || write_all(S.fd, h, LAB_HKB_HEADER, 0) != 0)
+    if (file_own(&S.trace) != 0 || write_all(S.trace.fd, h, LAB_HKB_HEADER, 0) != 0)
         stop_locked("cannot write the header of ");
     else
         write_info(complete);
@@ -427,45 +497,86 @@ static void finish_locked(int complete)
 /* Recording ends (an error): the file keeps a valid trace of what reached it. */
 static void stop_locked(const char *why)
 {
-    say(why, S.path);
+    say(why, S.trace.path);
     __atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
-    if (S.fd < 0 || !fd_is_ours()) {
-        S.fd = -1;
+    if (file_is_ours(&S.callers) && ftruncate(S.callers.fd, (off_t)(S.flushed * sizeof(uint64_t))) != 0)
+        say("cannot truncate ", S.callers.path);
+    file_close(&S.callers);
+    if (!file_is_ours(&S.trace)) {
+        S.trace.fd = -1;
         return;
     }
-    if (ftruncate(S.fd, end_of_records()) == 0) {
+    if (ftruncate(S.trace.fd, end_of_records()) == 0) {
         unsigned char h[LAB_HKB_HEADER];
         header_bytes(h, S.flushed, S.flushed_ids);
-        if (write_all(S.fd, h, LAB_HKB_HEADER, 0) == 0)
+        if (write_all(S.trace.fd, h, LAB_HKB_HEADER, 0) == 0)
             write_info(0);
     }
-    close(S.fd);
-    S.fd = -1;
+    file_close(&S.trace);
 }
 
 static int open_output(pid_t pid, int forked)
 {
-    struct stat st;
     make_paths(pid, forked);
     S.pid = pid;
-    int fd = open(S.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        say("cannot create ", S.path);
+    if (file_create(&S.trace) != 0) {
+        say("cannot create ", S.trace.path);
         return -1;
     }
-    S.fd = high_fd(fd);
     unsigned char h[LAB_HKB_HEADER];
     header_bytes(h, 0, 0);
-    if (fstat(S.fd, &st) != 0 || write_all(S.fd, h, LAB_HKB_HEADER, 0) != 0) {
-        say("cannot write ", S.path);
-        close(S.fd);
-        S.fd = -1;
+    if (write_all(S.trace.fd, h, LAB_HKB_HEADER, 0) != 0) {
+        say("cannot write ", S.trace.path);
+        file_close(&S.trace);
         return -1;
     }
-    S.dev = st.st_dev;
-    S.ino = st.st_ino;
+    if (file_create(&S.callers) != 0) {
+        say("cannot create ", S.callers.path);
+        file_close(&S.trace);
+        return -1;
+    }
     write_info(0);
     return 0;
+}
+
+/* One `module BIAS START END PATH` line per executable segment of a loaded object. */
+static int module_lines(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    int fd = *(int *)arg;
+    (void)size;
+    /* The program itself is the object without a name; the vDSO has one. */
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : S.exe;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        char line[PATH_MAX + 96];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        size_t n = put_str(line, 0, sizeof line, "module ");
+        n = put_hex(line, n, sizeof line, info->dlpi_addr);
+        n = put_str(line, n, sizeof line, " ");
+        n = put_hex(line, n, sizeof line, start);
+        n = put_str(line, n, sizeof line, " ");
+        n = put_hex(line, n, sizeof line, start + ph->p_memsz);
+        n = put_str(line, n, sizeof line, " ");
+        n = put_str(line, n, sizeof line, name);
+        n = put_str(line, n, sizeof line, "\n");
+        ssize_t ignored = write(fd, line, n);
+        (void)ignored;
+    }
+    return 0;
+}
+
+/* FILE.modules, written without the recorder's lock: a thread inside dlopen
+ * holds the loader's lock, which dl_iterate_phdr takes, and may be waiting
+ * for the recorder's. */
+static void write_modules(void)
+{
+    int fd = open(S.modules_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    dl_iterate_phdr(module_lines, &fd);
+    close(fd);
 }
 
 /* ---- the pointer -> id map ---------------------------------------------- */
@@ -560,8 +671,10 @@ static int map_take(uintptr_t key, uint32_t *id)
 
 /* ---- recording ---------------------------------------------------------- */
 
-static void append_locked(uint8_t op, uint16_t tid, uint32_t id, uint32_t size, uint32_t aux)
+static void append_locked(uint8_t op, uint16_t tid, uint32_t id, uint32_t size, uint32_t aux,
+                          const void *caller)
 {
+    S.caller_buf[S.buffered] = (uint64_t)(uintptr_t)caller;
     lab_rec_t *r = &S.buf[S.buffered++];
     r->op = op;
     r->reserved = 0;
@@ -576,8 +689,9 @@ static void append_locked(uint8_t op, uint16_t tid, uint32_t id, uint32_t size, 
 }
 
 /* An allocation that returned p: a new id. old is the consumed id of a
- * realloc (LAB_NULL_ID for realloc(NULL)). */
-static void note_alloc(uint8_t op, void *p, size_t size, size_t aux, uint32_t old)
+ * realloc (LAB_NULL_ID for realloc(NULL)); caller, the return address in
+ * the code that asked. */
+static void note_alloc(uint8_t op, void *p, size_t size, size_t aux, uint32_t old, const void *caller)
 {
     uint16_t tid = my_tid();
     pthread_mutex_lock(&S.lock);
@@ -598,7 +712,7 @@ static void note_alloc(uint8_t op, void *p, size_t size, size_t aux, uint32_t ol
             stop_locked("out of memory for the pointer map; trace ends early: ");
         } else {
             S.next_id++;
-            append_locked(op, tid, id, clamp32(size), a);
+            append_locked(op, tid, id, clamp32(size), a, caller);
         }
     }
     pthread_mutex_unlock(&S.lock);
@@ -616,13 +730,13 @@ static int forget(void *p, uint32_t *id)
     return known;
 }
 
-static void note_free(int known, uint32_t id)
+static void note_free(int known, uint32_t id, const void *caller)
 {
     uint16_t tid = my_tid();
     pthread_mutex_lock(&S.lock);
     if (S.recording) {
         if (known)
-            append_locked('f', tid, id, 0, 0);
+            append_locked('f', tid, id, 0, 0, caller);
         else
             S.unknown_free++;
     }
@@ -655,9 +769,8 @@ static void after_fork_child(void)
 {
     pthread_mutex_init(&S.lock, NULL);
     tid_cache = 0;
-    if (fd_is_ours())
-        close(S.fd);              /* the child's copy: the parent keeps writing */
-    S.fd = -1;
+    file_close(&S.trace);         /* the child's copies: the parent keeps writing */
+    file_close(&S.callers);
     S.buffered = 0;
     S.flushed = 0;
     S.next_id = S.flushed_ids = 0;
@@ -674,6 +787,7 @@ static void at_exit_flush(void)
 {
     int was = in_hook;
     in_hook = 1;
+    write_modules();
     pthread_mutex_lock(&S.lock);
     finish_locked(1);
     pthread_mutex_unlock(&S.lock);
@@ -711,7 +825,9 @@ __attribute__((constructor)) static void hkcapture_start(void)
         ssize_t n = readlink("/proc/self/exe", S.exe, sizeof S.exe - 1);
         S.exe[n > 0 ? n : 0] = '\0';
         S.buf = map_pages(BUF_RECORDS * sizeof(lab_rec_t));
-        if (S.buf && map_reset() == 0 && open_output(getpid(), 0) == 0) {
+        S.caller_buf = map_pages(BUF_RECORDS * sizeof(uint64_t));
+        if (S.buf && S.caller_buf && map_reset() == 0 && open_output(getpid(), 0) == 0) {
+            write_modules();
             pthread_atfork(before_fork, after_fork_parent, after_fork_child);
             atexit(at_exit_flush);
             __atomic_store_n(&S.recording, 1, __ATOMIC_RELEASE);
@@ -726,6 +842,8 @@ __attribute__((destructor)) static void hkcapture_finish(void)
 {
     int was = in_hook;
     in_hook = 1;
+    if (S.trace.fd >= 0)
+        write_modules();
     pthread_mutex_lock(&S.lock);
     finish_locked(1);
     S.closing = 1;
@@ -735,7 +853,10 @@ __attribute__((destructor)) static void hkcapture_finish(void)
 
 /* ---- the interposed functions ------------------------------------------- */
 
-EXPORT void *malloc(size_t n)
+/* The return address in the code that called the interposed function. */
+#define CALLER() __builtin_return_address(0)
+
+static void *malloc_from(size_t n, const void *caller)
 {
     if (!ready())
         return boot_alloc(16, n);
@@ -744,9 +865,14 @@ EXPORT void *malloc(size_t n)
     in_hook = 1;
     void *p = real.malloc(n);
     if (p)
-        note_alloc('m', p, n, 0, 0);
+        note_alloc('m', p, n, 0, 0, caller);
     in_hook = 0;
     return p;
+}
+
+EXPORT void *malloc(size_t n)
+{
+    return malloc_from(n, CALLER());
 }
 
 EXPORT void *calloc(size_t nmemb, size_t size)
@@ -761,25 +887,25 @@ EXPORT void *calloc(size_t nmemb, size_t size)
     in_hook = 1;
     void *p = real.calloc(nmemb, size);
     if (p)
-        note_alloc('c', p, size, nmemb, 0);
+        note_alloc('c', p, size, nmemb, 0, CALLER());
     in_hook = 0;
     return p;
 }
 
 /* A bootstrap block moves to real memory; the copy is a recorded malloc. */
-static void *realloc_boot(void *p, size_t n)
+static void *realloc_boot(void *p, size_t n, const void *caller)
 {
     size_t old = ((size_t *)p)[-1];
-    void *q = malloc(n ? n : 1);
+    void *q = malloc_from(n ? n : 1, caller);
     if (q)
         memcpy(q, p, old < n ? old : n);
     return q;
 }
 
-EXPORT void *realloc(void *p, size_t n)
+static void *realloc_from(void *p, size_t n, const void *caller)
 {
     if (p && is_boot(p))
-        return realloc_boot(p, n);
+        return realloc_boot(p, n, caller);
     if (!ready())
         return p ? NULL : boot_alloc(16, n);
     if (in_hook || !recording_hint())
@@ -796,13 +922,13 @@ EXPORT void *realloc(void *p, size_t n)
         }
         if (p && n == 0) {
             /* realloc(p, 0) that hands out a block: in the trace, a free of p and a new malloc(0) */
-            note_free(known, old);
-            note_alloc('m', q, 0, 0, LAB_NULL_ID);
+            note_free(known, old, caller);
+            note_alloc('m', q, 0, 0, LAB_NULL_ID, caller);
         } else {
-            note_alloc('r', q, n, 0, known ? old : LAB_NULL_ID);
+            note_alloc('r', q, n, 0, known ? old : LAB_NULL_ID, caller);
         }
     } else if (p && n == 0) {
-        note_free(known, old);                /* realloc(p, 0) freed p */
+        note_free(known, old, caller);        /* realloc(p, 0) freed p */
     } else if (known) {
         pthread_mutex_lock(&S.lock);          /* failed: p is still p's */
         if (S.recording && map_put((uintptr_t)p, old) != 0)
@@ -813,13 +939,18 @@ EXPORT void *realloc(void *p, size_t n)
     return q;
 }
 
+EXPORT void *realloc(void *p, size_t n)
+{
+    return realloc_from(p, n, CALLER());
+}
+
 EXPORT void *reallocarray(void *p, size_t nmemb, size_t size)
 {
     if (size && nmemb > SIZE_MAX / size) {
         errno = ENOMEM;
         return NULL;
     }
-    return realloc(p, nmemb * size);
+    return realloc_from(p, nmemb * size, CALLER());
 }
 
 EXPORT void free(void *p)
@@ -841,7 +972,7 @@ EXPORT void free(void *p)
     pthread_mutex_lock(&S.lock);
     if (S.recording) {
         if (map_take((uintptr_t)p, &id))
-            append_locked('f', tid, id, 0, 0);
+            append_locked('f', tid, id, 0, 0, CALLER());
         else
             S.unknown_free++;
     }
@@ -864,14 +995,14 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     in_hook = 1;
     int rc = real.posix_memalign(out, align, size);
     if (rc == 0)
-        note_alloc('a', *out, size, align, 0);
+        note_alloc('a', *out, size, align, 0, CALLER());
     in_hook = 0;
     return rc;
 }
 
 /* aligned_alloc, memalign, valloc, pvalloc: an `a` record of what was asked. */
 static void *aligned_call(void *(*fn2)(size_t, size_t), void *(*fn1)(size_t),
-                          size_t align, size_t size, size_t recorded_size)
+                          size_t align, size_t size, size_t recorded_size, const void *caller)
 {
     if (!ready())
         return boot_alloc(align, size);
@@ -882,7 +1013,7 @@ static void *aligned_call(void *(*fn2)(size_t, size_t), void *(*fn1)(size_t),
     in_hook = 1;
     void *p = fn2 ? fn2(align, size) : fn1(size);
     if (p)
-        note_alloc('a', p, recorded_size, align, 0);
+        note_alloc('a', p, recorded_size, align, 0, caller);
     in_hook = 0;
     return p;
 }
@@ -894,24 +1025,24 @@ static size_t page_size(void)
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
 {
-    return aligned_call(real.aligned_alloc, NULL, align, size, size);
+    return aligned_call(real.aligned_alloc, NULL, align, size, size, CALLER());
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
-    return aligned_call(real.memalign, NULL, align, size, size);
+    return aligned_call(real.memalign, NULL, align, size, size, CALLER());
 }
 
 EXPORT void *valloc(size_t size)
 {
-    return aligned_call(NULL, real.valloc, page_size(), size, size);
+    return aligned_call(NULL, real.valloc, page_size(), size, size, CALLER());
 }
 
 EXPORT void *pvalloc(size_t size)
 {
     size_t page = page_size();
     size_t rounded = size > SIZE_MAX - (page - 1) ? size : (size + page - 1) & ~(page - 1);
-    return aligned_call(NULL, real.pvalloc, page, size, rounded);
+    return aligned_call(NULL, real.pvalloc, page, size, rounded, CALLER());
 }
 
 /* _exit and _Exit skip atexit and destructors; the trace is finished here

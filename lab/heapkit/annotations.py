@@ -6,7 +6,8 @@ knew more -- the on-target recorder (heapkit.fwtrace) and the Linux capture
 (`heapkit trace`) record each call's caller -- that goes into ``TRACE.side.npz``
 next to the trace (docs/trace-format.md, "Side table"): one caller address
 and one stamp per record, task names by thread id, checkpoints and drops by
-record position, and a few key/value strings.  Readers of the trace itself
+record position, the loaded objects of a Linux process (where its callers'
+addresses came from), and a few key/value strings.  Readers of the trace itself
 never need it; ``heapkit leaks`` does.  A numpy .npz without pickles.
 """
 
@@ -34,6 +35,9 @@ class Annotations:
     tasks: dict[int, str] = field(default_factory=dict)
     marks: list[tuple[int, str]] = field(default_factory=list)   # (record position, label)
     drops: list[tuple[int, int]] = field(default_factory=list)   # (record position, count)
+    # Executable segments of a process's loaded objects: (start, end, bias, path); a caller in
+    # [start, end) is at address caller - bias in the file. Empty: callers are link addresses.
+    modules: list[tuple[int, int, int, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -47,6 +51,8 @@ class Annotations:
                     mark_labels=np.array([m[1] for m in self.marks], str),
                     drop_pos=np.array([d[0] for d in self.drops], np.uint64),
                     drop_counts=np.array([d[1] for d in self.drops], np.uint64),
+                    module_ranges=np.array([m[:3] for m in self.modules], np.uint64).reshape(-1, 3),
+                    module_paths=np.array([m[3] for m in self.modules], str),
                     meta_keys=np.array(list(self.meta), str), meta_values=np.array(list(self.meta.values()), str))
         except OSError as e:
             raise HeapkitError(f"{path}: cannot write: {e.strerror or e}") from None
@@ -60,6 +66,8 @@ class Annotations:
                         tasks={int(t): str(n) for t, n in zip(z["task_tids"], z["task_names"])},
                         marks=[(int(p), str(l)) for p, l in zip(z["mark_pos"], z["mark_labels"])],
                         drops=[(int(p), int(c)) for p, c in zip(z["drop_pos"], z["drop_counts"])],
+                        modules=[(int(r[0]), int(r[1]), int(r[2]), str(m)) for r, m in
+                                 zip(z["module_ranges"], z["module_paths"])] if "module_paths" in z.files else [],
                         meta={str(k): str(v) for k, v in zip(z["meta_keys"], z["meta_values"])})
         except FileNotFoundError:
             raise HeapkitError(f"{path}: no such file") from None

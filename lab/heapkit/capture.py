@@ -19,7 +19,12 @@ own trace, because ids and live blocks belong to one address space.
   address spaces would invent a live set no process ever had.
 
 OUT's extension picks the encoding (.hkb, .hkt, .hkt.gz). Every trace is
-validated through :mod:`heapkit.trace` before it is written. One summary line
+validated through :mod:`heapkit.trace` before it is written. Next to each
+goes its side table, OUT.side.npz (:mod:`heapkit.annotations`): the caller
+of every record (the return address in the code that called malloc, free,
+...) and the process's loaded objects with their load addresses, so that
+``heapkit leaks OUT --elf PROGRAM`` names the callers, position-independent
+programs and libraries included. One summary line
 per written trace goes to stderr (stdout belongs to PROGRAM): events by type,
 threads, frees dropped (free(NULL) and frees of blocks allocated before the
 recorder was active, e.g. by other libraries' constructors or a fork parent)
@@ -56,6 +61,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from . import native
+from .annotations import Annotations
+from .annotations import side_path as side_table_path
 from .errors import HeapkitError
 from .trace import (BIN_HEADER_SIZE, RECORD_DTYPE, Trace, form_of_path,
                     validate_records, write_trace)
@@ -104,6 +111,7 @@ class ProcessTrace:
     clamped: int = 0
     complete: bool = False      # the library finished the file (exit, _exit)
     repaired: bool = False      # the header lagged behind the records: rebuilt
+    annotations: Annotations | None = None   # callers and loaded objects, when the library wrote them
 
     @property
     def dropped_frees(self) -> int:
@@ -167,14 +175,43 @@ def load_process_trace(path: str | os.PathLike, pid: int) -> ProcessTrace:
         trace = Trace(rec, name, validate=False)
         repaired = True
     info = _read_info(path.with_name(path.name + ".info"))
-    return ProcessTrace(pid=pid, trace=trace, exe=info.get("exe", "?") or "?",
+    exe = info.get("exe", "?") or "?"
+    return ProcessTrace(pid=pid, trace=trace, exe=exe,
                         ppid=_int(info, "ppid", -1) if "ppid" in info else None,
                         free_null=_int(info, "free_null"),
                         unknown_free=_int(info, "unknown_free"),
                         unknown_realloc=_int(info, "unknown_realloc"),
                         clamped=_int(info, "clamped"),
                         complete=_int(info, "complete") == 1 and not repaired,
-                        repaired=repaired)
+                        repaired=repaired, annotations=_annotations(path, len(trace), pid, exe))
+
+
+def _annotations(path: Path, records: int, pid: int, exe: str) -> Annotations | None:
+    """The callers (FILE.callers) and loaded objects (FILE.modules) of a process trace."""
+    try:
+        callers = np.fromfile(path.with_name(path.name + ".callers"), dtype="<u8")
+    except OSError:
+        return None
+    # A process that ended abruptly may have written callers for records its trace lost, or not
+    # all of them: those are unknown (0).
+    callers = np.concatenate((callers[:records], np.zeros(max(0, records - len(callers)), np.uint64)))
+    modules = []
+    try:
+        lines = path.with_name(path.name + ".modules").read_text(encoding="utf-8",
+                                                                 errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        parts = line.split(" ", 4)
+        if len(parts) == 5 and parts[0] == "module":
+            try:
+                bias, start, end = (int(x, 16) for x in parts[1:4])
+            except ValueError:
+                continue
+            modules.append((start, end, bias, parts[4]))
+    return Annotations(callers=callers.astype(np.uint64), modules=modules,
+                       tasks={pid & 0xFFFF: "main"},
+                       meta={"source": "linux capture", "exe": exe, "pid": str(pid)})
 
 
 @dataclass
@@ -323,6 +360,8 @@ def run(args: argparse.Namespace) -> int:
         written += [(side_path(output, p.pid), p) for p in cap.others]
     for path, p in written:
         write_trace(p.trace, path)
+        if p.annotations is not None:
+            p.annotations.save(side_table_path(path))
     status = cap.status_text()
     if len(written) == 1 and cap.others:
         n = len(cap.others)

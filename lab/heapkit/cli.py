@@ -238,7 +238,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_leaks(args: argparse.Namespace) -> int:
     from .annotations import Annotations
-    from .leaks import Symbolizer, analyse, render
+    from .leaks import Symbolizer, analyse, render, task_series
     res = import_trace(args.trace, "auto")
     ann = res.annotations
     if ann is None:
@@ -254,6 +254,11 @@ def cmd_leaks(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print("\n".join(render(report)))
+    if args.html:
+        from . import leaks_html
+        path = leaks_html.write(report, task_series(res.trace, ann), args.html,
+                                f"heapkit leaks: {Path(args.trace).name}")
+        print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
@@ -432,10 +437,20 @@ def _engine_throughput(runs: list[dict]) -> str:
             f"fragmentation bookkeeping included)")
 
 
+# `heapkit size --margin`'s default: the headroom docs/firmware-trace.md explains.
+SIZE_MARGIN_PCT = 10
+
+
+def advised_arena(min_arena: int, margin_pct: float) -> int:
+    """min_arena plus margin_pct percent, rounded up to 8 bytes (every heap's granule divides it)."""
+    return -(-math.ceil(min_arena * (100 + margin_pct) / 100) // 8) * 8
+
+
 def cmd_size(args: argparse.Namespace) -> int:
     engine = _engine()
     allocs, traces, runs = _run_selected(args, engine, "size search", engine.size_search,
                                          "size", "search", {})
+    margin = args.margin
     rows, ratios = [], {a: [] for a in allocs}
     for r in runs:
         arena, peak = size_row(r["result"] if isinstance(r["result"], dict) else {})
@@ -445,8 +460,13 @@ def cmd_size(args: argparse.Namespace) -> int:
         r["ratio"] = ratio
         rows.append([r["allocator"], r["trace"], _num(arena), _num(peak),
                      _num(ratio, "{:.3f}")])
+        if margin is not None:
+            r["advised"] = advised_arena(arena, margin) if arena else None
+            rows[-1].append(_num(r["advised"]))
     header = ["allocator", "trace", "min arena", "peak live", "ratio"]
-    print(_table(header, rows, right={2, 3, 4}))
+    if margin is not None:
+        header.append(f"advised (+{margin:g} %)")
+    print(_table(header, rows, right=set(range(2, len(header)))))
     print()
     gm_rows = []
     geomeans = {}
@@ -546,6 +566,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--checkpoint", metavar="N|LABEL",
                    help="a checkpoint's label (hk_trace_mark) or a record number")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
+    s.add_argument("--html", metavar="FILE",
+                   help="also write the report as one HTML page, with a plot of each task's live "
+                   "bytes over the trace")
     s.set_defaults(func=cmd_leaks)
 
     s = sub.add_parser("gen", help="generate a synthetic workload trace",
@@ -624,6 +647,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "the ratio to the peak live requested bytes and each allocator's "
                        "geometric mean ratio.")
     selection(s)
+    s.add_argument("--margin", type=_percent, nargs="?", const=SIZE_MARGIN_PCT, metavar="PCT",
+                   help="add a column (and JSON key \"advised\"): the min arena plus PCT %% "
+                   f"headroom, rounded up to 8 bytes (default PCT {SIZE_MARGIN_PCT}; "
+                   "docs/firmware-trace.md says why)")
     s.set_defaults(func=cmd_size)
 
     s = sub.add_parser("trace", help="record a program's allocations to a binary trace",
@@ -749,6 +776,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="FILE", help="also write the measurements here")
     s.set_defaults(func=cmd_kth_release)
     return p
+
+
+def _percent(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v <= 1000:
+        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 1000, got {text!r}")
+    return v
 
 
 def _positive_int(text: str) -> int:

@@ -70,10 +70,11 @@ KINDS = ("malloc", "free", "calloc", "aligned", "realloc")
 KIND_NONE = 7
 COUNT_MASK = (1 << 29) - 1
 MAX_ALLOCS_PER_RUN = 24                 # the ports' semihosting command line holds 32 words
-FAMILIES_HARDENED = ("heapkit", "uniform")
+FAMILIES_HARDENED = ("heapkit", "uniform", "traced")
 
 TARGET_DIR = SOURCE_ROOT / "lab" / "target"
 PORT_DIR = SOURCE_ROOT / "ports" / "baremetal"
+TRACE_DIR = SOURCE_ROOT / "ports" / "trace"
 PEERS_DIR = SOURCE_ROOT / "lab" / "engine" / "peers"
 LV_SHIM = PEERS_DIR / "tlsf_conte" / "lv_tlsf_shim.h"
 COMMON_FLAGS = ["-std=gnu11", "-ffunction-sections", "-fdata-sections", "-DNDEBUG", "-g0"]
@@ -334,8 +335,10 @@ def _sources(t: Target, peers: dict[str, Path], arena: int,
         lv = [f"-DLV_MEM_SIZE={arena}u"]
         out.append(("lv_tlsf", peers["tlsf_conte"] / "lv_tlsf.c", ["-include", str(LV_SHIM), *lv, "-w"]))
         defines += ["-DTGT_HAVE_TLSF_CONTE", "-I" + str(LV_SHIM.parent), "-I" + str(peers["tlsf_conte"]), *lv]
+    trace_inc = ["-I" + str(TRACE_DIR)]
+    out.append(("hk_trace", TRACE_DIR / "hk_trace.c", inc + trace_inc + hk))
     for name in ("icount", "allocs", "probe"):
-        out.append((f"tgt_{name}", TARGET_DIR / f"{name}.c", inc + defines + hk))
+        out.append((f"tgt_{name}", TARGET_DIR / f"{name}.c", inc + trace_inc + defines + hk))
     out.append(("tgt_measure", TARGET_DIR / t.measure, []))
     out.append(("tgt_counter", TARGET_DIR / t.counter, inc))
     out.append(("port_startup", PORT_DIR / t.board / "startup.c", inc))
@@ -345,7 +348,7 @@ def _sources(t: Target, peers: dict[str, Path], arena: int,
 
 def _fingerprint(t: Target, sources: list[tuple[str, Path, list[str]]], flags: list[str]) -> str:
     h = hashlib.sha256(" ".join([t.name, *flags]).encode())
-    dirs = {SOURCE_ROOT / "include" / "heapkit", SOURCE_ROOT / "src", TARGET_DIR,
+    dirs = {SOURCE_ROOT / "include" / "heapkit", SOURCE_ROOT / "src", TARGET_DIR, TRACE_DIR,
             TARGET_DIR / "freertos", TARGET_DIR / "umm", PORT_DIR / "common", LV_SHIM.parent}
     files = {p for _, p, _ in sources}
     for d in dirs:
@@ -550,9 +553,10 @@ def _stats(v: np.ndarray) -> dict[str, Any]:
 
 
 def _code_family(alloc: str) -> list[str] | None:
-    base = alloc[:-len("-uniform")] if alloc.endswith("-uniform") else alloc
+    base = alloc.removesuffix("-uniform").removesuffix("-traced")
     fam = next((k for k in sorted(_HEAPKIT_CODE, key=len, reverse=True) if base.startswith(k)), None)
-    return ["heap"] + _HEAPKIT_CODE[fam] if fam else None
+    recorder = ["hk_trace"] if alloc.endswith("-traced") else []
+    return ["heap"] + _HEAPKIT_CODE[fam] + recorder if fam else None
 
 
 def text_bytes(info: dict[str, Any], allocs: Iterable[str]) -> dict[str, int | None]:

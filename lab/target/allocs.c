@@ -17,6 +17,16 @@
  *                      hk_aligned_alloc (no lock hooks set, so what is added
  *                      is the layer's own dispatch and hook checks); only
  *                      tlsf-uniform runs by default, the others when named;
+ *   tlsf-traced        tlsf through the firmware recorder's uniform-call
+ *                      wrappers (ports/trace/: hk_trace_heap_malloc, _free,
+ *                      _realloc, _calloc, _aligned_alloc): each call is the
+ *                      uniform call plus one record, with its stamp (a load
+ *                      from a counter word, as reading a timer register is),
+ *                      into a RAM ring under the drop policy, no lock. The
+ *                      ring is emptied after every record outside the
+ *                      measured window (a firmware's drain task), so every
+ *                      call takes the recording path, none the drop path.
+ *                      Optional: runs when named; tlsf-uniform is its baseline;
  *   pool               one FCTMA pool of POOL_BLOCK-byte blocks carved from a
  *                      bump heap on the arena (not a catalog entry: the
  *                      catalog's poolset adds the size-class search), through
@@ -59,6 +69,7 @@
 #include "heapkit/bump.h"
 #include "heapkit/catalog.h"
 #include "heapkit/pool.h"
+#include "hk_trace.h"
 #include "icount.h"
 
 extern char __heap_start[], __heap_end[]; /* the port's sbrk heap */
@@ -91,6 +102,43 @@ static int setup_heapkit_uniform(tgt_heap_t *h, uint8_t *arena, size_t size, con
     h->malloc_fn = (const void *)hk_malloc;
     h->free_fn = (const void *)hk_free;
     h->realloc_fn = (const void *)hk_realloc;
+    return 0;
+}
+
+/* The recorder's ring: far more than one record, so emptying it after each one means no drop. */
+static uintptr_t traced_buffer[HK_TRACE_FOOTPRINT(4096) / sizeof(uintptr_t)];
+static volatile uint32_t traced_clock; /* what the stamp reads: a counter register on a board */
+
+static uint32_t traced_stamp(void) { return traced_clock; }
+
+/* Drained to nowhere: only the recording, not the sink, is measured. */
+static size_t traced_discard(void *ctx, const uint8_t *bytes, size_t n)
+{
+    (void)ctx;
+    (void)bytes;
+    return n;
+}
+
+static void traced_settle(void) { (void)hk_trace_drain(hk_trace_active); }
+
+static int setup_tlsf_traced(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+{
+    hk_trace_config_t config;
+    (void)arg;
+    memset(&config, 0, sizeof(config));
+    config.policy = HK_TRACE_DROP;
+    config.sink = traced_discard;
+    config.stamp = traced_stamp;
+    if (setup_heapkit(h, arena, size, hk_catalog_find("tlsf")) != 0 ||
+        hk_trace_init(traced_buffer, sizeof(traced_buffer), &config) == NULL) {
+        return -1;
+    }
+    h->malloc_fn = (const void *)hk_trace_heap_malloc;
+    h->free_fn = (const void *)hk_trace_heap_free;
+    h->realloc_fn = (const void *)hk_trace_heap_realloc;
+    h->calloc_fn = (const void *)hk_trace_heap_calloc;
+    h->aligned_fn = (const void *)hk_trace_heap_aligned_alloc;
+    h->settle = traced_settle;
     return 0;
 }
 
@@ -327,6 +375,7 @@ static int setup_spin(tgt_heap_t *h, uint8_t *arena, size_t size, const void *ar
 }
 
 static const tgt_alloc_t peers[] = {
+    {"tlsf-traced", "traced", setup_tlsf_traced, NULL, 1},
     {"pool", "heapkit", setup_pool, NULL, 0},
 #ifdef TGT_HAVE_FREERTOS
     {"freertos-heap4", "peer", setup_heap4, NULL, 0},
@@ -346,7 +395,7 @@ static const tgt_alloc_t peers[] = {
     {"selftest-spin", "selftest", setup_spin, NULL, 1},
 };
 
-/* The catalog (direct calls), its uniform-layer twins, then the single pool (heapkit) and the peers. */
+/* The catalog (direct calls), its uniform-layer twins, tlsf-traced, then the single pool (heapkit) and the peers. */
 #define N_PEERS (sizeof(peers) / sizeof(peers[0]))
 #define UNIFORM_SUFFIX "-uniform"
 #define UNIFORM_DEFAULT "tlsf"

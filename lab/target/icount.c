@@ -515,6 +515,9 @@ static int run_one(const tgt_alloc_t *a, size_t records)
             return 2;
         }
         w += words;
+        if (h.settle != NULL) {
+            h.settle();
+        }
         kind = tgt_counts[i] >> KIND_SHIFT;
         if (kind < TGT_KINDS && (tgt_counts[i] & COUNT_MASK) > r.max_count[kind]) {
             r.max_count[kind] = tgt_counts[i] & COUNT_MASK;

@@ -72,6 +72,7 @@ typedef struct tgt_heap {
     size_t max_align;      /* alignment every malloc result has */
     const uint8_t *lo;     /* where blocks may lie */
     const uint8_t *hi;
+    void (*settle)(void);  /* NULL, or run after every record outside the measured window */
 } tgt_heap_t;
 
 typedef struct tgt_alloc {

@@ -14,6 +14,7 @@ HEAPKIT_CAPTURE_LIB / HEAPKIT_REPLAY run the tests against another build
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -212,6 +213,39 @@ int main(int argc, char **argv)
     for (int fd = 3; fd < 1024; fd++)
         if (fd != f) dup2(f, fd);
     churn();
+    return 0;
+}
+"""
+
+
+# A deliberate leak in a named function of a position-independent program,
+# next to blocks that are freed: `heapkit leaks --elf` must name it.
+LEAK_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *remember(const char *s)
+{
+    char *copy = malloc(strlen(s) + 1);
+    strcpy(copy, s);
+    return copy;
+}
+
+__attribute__((noinline)) static void leaky_cache(int i)
+{
+    int *entry = malloc(48 + (size_t)i);
+    entry[0] = i;
+}
+
+int main(void)
+{
+    for (int i = 0; i < 7; i++) {
+        char *s = remember("transient");
+        leaky_cache(i);
+        free(s);
+    }
+    puts("done");
     return 0;
 }
 """
@@ -460,12 +494,13 @@ def test_cli_all_processes(lib, bins, tmp_path, capsys, monkeypatch):
     out = tmp_path / "f.hkb"
     assert cli.main(["trace", "-o", str(out), "--", str(bins["fork"])]) == 0
     assert "1 other process not kept" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.hkb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.hkb", "f.hkb.side.npz"]
     assert cli.main(["trace", "--all-processes", "-o", str(out), "--", str(bins["fork"])]) == 0
     lines = capsys.readouterr().err.splitlines()
-    files = sorted(p.name for p in tmp_path.iterdir())
+    files = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".side.npz"))
     assert len(files) == 2 and len(lines) == 2
     side = next(f for f in files if f != "f.hkb")
+    assert (tmp_path / f"{side}.side.npz").is_file()
     pid = int(side.split(".")[1])
     assert side == f"f.{pid}.hkb" and f"[pid {pid}, fork]" in lines[1]
     assert len(where(Trace.load(tmp_path / side).records, "m", size=23456)) == 1
@@ -508,6 +543,33 @@ def test_cli_output_directory_checked_first(lib, tmp_path, capsys, monkeypatch):
     code = cli.main(["trace", "-o", str(out), "--", "touch", str(marker)])
     assert code == 2 and not marker.exists()
     assert capsys.readouterr().err.startswith(f"heapkit: error: {out}: cannot write: ")
+
+
+def test_leaks_names_the_leaking_function(lib, tmp_path, capsys, monkeypatch):
+    """The capture records each call's caller and the loaded objects: `heapkit leaks --elf`
+    names the leaking function and its line in a PIE program, from its run-time addresses."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / "leak.c"
+    src.write_text(LEAK_C)
+    exe = tmp_path / "leak"
+    subprocess.run([CC, "-g", "-O0", "-fno-builtin", "-fPIE", "-pie", str(src), "-o", str(exe)],
+                   check=True, capture_output=True)
+    line = next(i for i, l in enumerate(LEAK_C.splitlines(), 1) if "malloc(48" in l)
+    monkeypatch.setenv(ENV_LIB, str(lib))
+    out = tmp_path / "leak.hkb"
+    assert cli.main(["trace", "-o", str(out), "--", str(exe)]) == 0
+    capsys.readouterr()
+    assert cli.main(["leaks", str(out), "--elf", str(exe), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["callers"]
+    groups = rep["sections"][0]["groups"]
+    mine = [g for g in groups if not g["where"].startswith("lib")]   # the C library's own blocks aside
+    assert mine == [{**mine[0], "where": f"leaky_cache (leak.c:{line})", "task": "main", "count": 7,
+                     "bytes": sum(48 + i for i in range(7))}], groups
+    # Without the ELF, the caller is the program's file and offset.
+    assert cli.main(["leaks", str(out)]) == 0
+    assert "leak+0x" in capsys.readouterr().out
 
 
 def test_missing_library_is_reported(tmp_path, monkeypatch):

@@ -165,6 +165,23 @@ def test_uniform_layer_costs_a_constant_per_call(itc_elf, tmp_path):
         assert len(set(diff.tolist())) == 1 and diff[0] > 0, (kind, set(diff.tolist()))
 
 
+def test_recorder_costs_a_constant_per_call(itc_elf, tmp_path):
+    """tlsf-traced is tlsf-uniform through the firmware recorder's wrappers (ports/trace/),
+    its ring emptied after every call: one record per call, the same path every time, so
+    its count exceeds tlsf-uniform's by one constant per kind (docs/firmware-trace.md)."""
+    lines = target.run_elf(itc_elf, ["tlsf-uniform", "tlsf-traced"], counts_prefix=f"{tmp_path}/")
+    res = _results(lines)
+    assert res["tlsf-traced"]["family"] == "traced"
+    assert res["tlsf-traced"]["failures"]["total"] == 0 and not any(res["tlsf-traced"]["errors"].values())
+    uniform = target.read_counts(tmp_path / "tlsf-uniform.u32")
+    traced = target.read_counts(tmp_path / "tlsf-traced.u32")
+    assert np.array_equal(uniform >> 29, traced >> 29)
+    for kind in (0, 1):   # malloc, free
+        sel = (uniform >> 29) == kind
+        diff = (traced[sel] & target.COUNT_MASK).astype(np.int64) - (uniform[sel] & target.COUNT_MASK)
+        assert len(set(diff.tolist())) == 1 and diff[0] > 0, (kind, set(diff.tolist()))
+
+
 def test_overlapping_blocks_are_reported(itc_elf):
     res = _results(target.run_elf(itc_elf, ["selftest-overlap"]))["selftest-overlap"]
     assert res["errors"]["corrupt_blocks"] > 0
@@ -229,6 +246,7 @@ def test_listing_names_families_and_defaults(o2):
     assert rows["tlsf-uniform"]["family"] == "uniform" and not rows["tlsf-uniform"]["optional"]
     assert rows["buddy-uniform"]["optional"] and rows["selftest-spin"]["optional"]
     assert rows["tlsf-conte"]["family"] == "peer"
+    assert rows["tlsf-traced"]["family"] == "traced" and rows["tlsf-traced"]["optional"]
 
 
 def test_compact_form_reuses_slots():
