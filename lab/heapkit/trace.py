@@ -222,14 +222,18 @@ class TraceBuilder:
     """Appends events and hands out dense ids; :meth:`build` validates.
 
     Sizes must already fit in 32 bits (callers check and report with their
-    own file and line); thread ids are truncated to 16 bits.
+    own file and line); thread ids are truncated to 16 bits. More than
+    *max_ids* allocations (at most what 32-bit ids allow) is a HeapkitError
+    naming *what*.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_ids: int = NULL_ID, what: str = "trace") -> None:
         # Five u32 per event (op, tid, id, size, aux): one extend() per event
         # is the cheapest append CPython offers; build() reshapes it.
         self.flat = array("I")
         self.next_id = 0
+        self.max_ids = min(max_ids, NULL_ID)
+        self.what = what
 
     def __len__(self) -> int:
         return len(self.flat) // 5
@@ -239,6 +243,8 @@ class TraceBuilder:
 
     def _new(self, op: int, tid: int, size: int, aux: int) -> int:
         ident = self.next_id
+        if ident >= self.max_ids:
+            raise HeapkitError(f"{self.what}: more than {self.max_ids:,} allocations")
         self.next_id = ident + 1
         self._add(op, tid, ident, size, aux)
         return ident
