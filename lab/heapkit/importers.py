@@ -75,7 +75,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import io
 import os
 import re
 import zipfile
