@@ -31,6 +31,7 @@ from . import __version__, inputs, progress, report
 from .cliargs import ListAction, byte_size, list_first, parse_bytes, positive_int
 from .errors import HeapkitError
 from .annotations import side_path
+from .boards import TARGETS
 from .importers import FORMATS, import_trace
 from .report import target_builds, target_description, target_summary_rows, text_table
 from .trace import form_of_path, read_trace, write_trace
@@ -78,9 +79,9 @@ def _parse_params(workload: str, items: Sequence[str] | None) -> dict[str, Any]:
             else:
                 out[key] = kind(value) if kind is not bool else value.lower() in ("1", "true", "yes")
         except ValueError:
-            raise HeapkitError(f"{workload}: parameter {key} expects "
-                               f"{'an integer' if kind is int else kind.__name__}, "
-                               f"got {value!r}") from None
+            what = ("a byte size (N, NK, NM or NG)" if key in get_workload(workload).byte_params
+                    else "an integer" if kind is int else kind.__name__)
+            raise HeapkitError(f"{workload}: parameter {key} expects {what}, got {value!r}") from None
     return out
 
 
@@ -307,7 +308,7 @@ def _selected(args: argparse.Namespace, engine, allowed: Sequence[str] | None = 
     """Allocators, (name, .hkb path) pairs and the temp dir holding generated files.
 
     *allowed*: the allocators the command can run (default: every one the engine has);
-    the others are left out of the default set, and named on stderr when asked for.
+    the others are skipped, and named on stderr.
     """
     available = list(engine.list_allocators())
     usable = available if allowed is None else [a for a in available if a in allowed]
@@ -323,7 +324,7 @@ def _selected(args: argparse.Namespace, engine, allowed: Sequence[str] | None = 
         allocs = available
     skipped = [a for a in allocs if a not in usable]
     allocs = [a for a in allocs if a in usable]
-    if skipped and (args.alloc or not allocs):
+    if skipped:
         print(f"{PROG} {args.subcommand}: skipping {', '.join(skipped)}: no arena to size "
               "(the process heap serves them)", file=sys.stderr)
     if not allocs:
@@ -652,7 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "free p50/max ns, fragmentation (Johnstone-Wilson measure #4) and "
                        "peak footprint.")
     selection(s, **{"--alloc": lambda: _engine().list_allocators(),
-                    "--target": lambda: list(_plugin("boards", "bench --target").TARGETS)})
+                    "--target": lambda: list(TARGETS)})
     s.add_argument("--arena", type=byte_size, metavar="BYTES",
                    help="arena size, e.g. 65536 or 64K (default: the engine's, refused at the "
                    "engine's memory limit, 1 GiB or the available memory; with --target, the "
