@@ -1217,8 +1217,8 @@ def kth_release_rows(data: dict) -> list[list[str]]:
     return rows
 
 
-KTH_RELEASE_HEAD = ["configuration", "peak mapped KiB", "final mapped KiB", "final used KiB", "maps",
-              "unmaps", "malloc p50 ns", "malloc mean ns", "free mean ns", "run ms"]
+KTH_RELEASE_HEAD = ["configuration", "peak mapped KiB", "final mapped KiB", "final used KiB",
+                    "maps", "unmaps", "malloc p50 ns", "malloc mean ns", "free mean ns", "run ms"]
 
 
 def section_kth_release(kr: dict | None, figs: Figures) -> str:
@@ -1358,7 +1358,6 @@ def explore_table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
 
 def explore_plot_png(doc: dict) -> bytes:
     """Fig. 2: every feasible configuration (cost, fragmentation), the front, presets, choice."""
-    import io
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -1409,7 +1408,6 @@ def explore_plot_png(doc: dict) -> bytes:
 def explore_section(doc_all: dict, embed: Callable[[bytes], str] | None = None) -> str:
     """heapkit explore's results (a heapkit-explore document) as HTML: tables, verdicts, plots;
     explore.html and the lab report's section."""
-    import base64
     import html as h
     embed = embed or (lambda png: "data:image/png;base64," + base64.b64encode(png).decode())
     out = []

@@ -695,8 +695,6 @@ def _parse_chunk(data: bytes, source: str, first_line: int) -> tuple[np.ndarray,
     return rec, line_no
 
 
-
-
 def _check_header(line: bytes, source: str) -> None:
     if line.rstrip(b"\r") == TEXT_HEADER.encode():
         return
