@@ -4,13 +4,20 @@
  * what it cost (docs/metrics.md, docs/results-format.md).
  *
  *   hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--series N] [--heapmap N]
- *             [--heapmap-cap N] [--no-timing] [--json FILE|-]
- *   hk-replay --trace T.hkb --alloc NAME --size-search [--json FILE|-]
+ *             [--heapmap-cap N] [--no-timing] [--progress] [--json FILE|-]
+ *   hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]
  *   hk-replay --list [--json FILE|-]
  *
  * Exit status: 0 done (allocation failures and corruptions are results, not
  * errors), 2 bad arguments or input (one line on stderr naming the file and
  * record), 1 the host ran out of memory or output failed.
+ *
+ * Memory limit: a trace can ask for any amount of memory (one record of 4 GiB
+ * is 64 bytes of .hkb). Without --arena, a replay whose default arena (or, for
+ * an allocator outside an arena, whose peak of live bytes) would reach the
+ * limit is refused with status 2, as is a size search of such a trace; the
+ * search probes no arena above it. The limit is 1 GiB, or the available
+ * memory when that is less; HEAPKIT_MEM_LIMIT=BYTES sets another.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,11 +42,12 @@
 #define MAX_ARENA_ALIGN ((uint64_t)1 << 20)
 #define SEARCH_GRANULARITY 16u
 #define SEARCH_MAX_LIMIT ((uint64_t)4 << 30)
+#define DEFAULT_MEM_LIMIT ((uint64_t)1 << 30)
 
 static const char usage[] =
     "usage: hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--series N] [--heapmap N]\n"
-    "                 [--heapmap-cap N] [--no-timing] [--json FILE|-]\n"
-    "       hk-replay --trace T.hkb --alloc NAME --size-search [--json FILE|-]\n"
+    "                 [--heapmap-cap N] [--no-timing] [--progress] [--json FILE|-]\n"
+    "       hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]\n"
     "       hk-replay --list [--json FILE|-]\n";
 
 static void die(int code, const char *fmt, ...)
@@ -90,6 +98,54 @@ static unsigned parse_count(const char *opt, const char *s, unsigned max)
 }
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+/* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */
+static uint64_t available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kib;
+    uint64_t out = 0;
+    if (f == NULL) {
+        return 0;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+            out = kib > UINT64_MAX / 1024 ? UINT64_MAX : (uint64_t)kib * 1024;
+            break;
+        }
+    }
+    fclose(f);
+    return out;
+}
+
+/* The memory limit (see the top of this file). */
+static uint64_t memory_limit(void)
+{
+    const char *env = getenv("HEAPKIT_MEM_LIMIT");
+    uint64_t avail;
+    if (env != NULL && *env != '\0') {
+        uint64_t limit = parse_bytes("HEAPKIT_MEM_LIMIT", env);
+        if (limit == 0) {
+            die(2, "HEAPKIT_MEM_LIMIT: must be positive");
+        }
+        return limit;
+    }
+    avail = available_memory();
+    return avail != 0 && avail < DEFAULT_MEM_LIMIT ? avail : DEFAULT_MEM_LIMIT;
+}
+
+/* Refuse (status 2) a replay that needs need bytes, what, at or above the memory limit. */
+static void check_limit(const lab_trace_t *t, uint64_t need, const char *what, const char *override)
+{
+    uint64_t limit = memory_limit();
+    if (need >= limit) {
+        die(2, "%s: record %llu brings the live bytes to %llu, so %s would take %llu bytes, at or above the "
+            "memory limit of %llu; %s",
+            t->path, (unsigned long long)t->peak_live_rec, (unsigned long long)t->peak_live, what,
+            (unsigned long long)need, (unsigned long long)limit, override);
+    }
+}
 
 static FILE *open_output(const char *json)
 {
@@ -232,6 +288,7 @@ static int run_replay(const lab_trace_t *t, const lab_alloc_t *a, uint64_t arena
     if (in_arena) {
         if (dflt) {
             arena_size = default_arena(t);
+            check_limit(t, arena_size, "the default arena (4x)", "give --arena BYTES to replay anyway");
         }
         mem = arena_get(&arena, arena_size);
         memset(mem, 0, (size_t)arena_size); /* fault the pages in before anything is timed */
@@ -239,6 +296,7 @@ static int run_replay(const lab_trace_t *t, const lab_alloc_t *a, uint64_t arena
         if (!dflt) {
             fprintf(stderr, "hk-replay: --arena ignored: '%s' does not live in an arena\n", a->name);
         }
+        check_limit(t, t->peak_live, a->name, "set HEAPKIT_MEM_LIMIT=BYTES to replay anyway");
         arena_size = 0;
     }
     replay_or_die(t, a, mem, arena_size, o, &r);
@@ -271,6 +329,7 @@ typedef struct searcher {
     const lab_alloc_t *a;
     arena_t arena;
     lab_search_t *s;
+    int progress;
 } searcher_t;
 
 /* 1 when the whole trace replays without a failed allocation in an arena of size bytes. */
@@ -281,6 +340,7 @@ static int probe(searcher_t *se, uint64_t size)
     int ok;
     memset(&o, 0, sizeof(o));
     o.stop_on_failure = 1;
+    o.progress = se->progress;
     o.snapshot_rec = LAB_NONE;
     replay_or_die(se->t, se->a, arena_get(&se->arena, size), size, &o, &r);
     ok = r.made && r.failures_total == 0 && r.completed == se->t->count;
@@ -347,7 +407,7 @@ static unsigned below_sizes(uint64_t floor, uint64_t hi, uint64_t *out)
  * sizes are then probed; when one succeeds the search bisects again below
  * it (at most SEARCH_ROUNDS times) and reports nonmonotone.
  */
-static void size_search(searcher_t *se)
+static void size_search(searcher_t *se, uint64_t mem_limit)
 {
     lab_search_t *s = se->s;
     const uint64_t g = SEARCH_GRANULARITY;
@@ -365,6 +425,9 @@ static void size_search(searcher_t *se)
     if (s->limit < round_up(2 * peak + g, g)) {
         s->limit = round_up(2 * peak + g, g);
     }
+    if (s->limit > mem_limit) {
+        s->limit = mem_limit / g * g;
+    }
     if (probe(se, lo)) {
         hi = lo; /* only an arena of 0 bytes is sure to fail */
         lo = 0;
@@ -373,6 +436,9 @@ static void size_search(searcher_t *se)
         hi = round_up(2 * peak > lo + g ? 2 * peak : lo + g, g);
         if (hi < 1024) {
             hi = 1024;
+        }
+        if (hi > s->limit) {
+            hi = s->limit;
         }
         while (!probe(se, hi)) {
             lo = hi;
@@ -419,9 +485,13 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
     lab_options_t o = *base;
     lab_run_t run;
 
+    uint64_t mem_limit = memory_limit();
+
     if ((a->flags & LAB_IN_ARENA) == 0) {
         die(2, "--size-search needs an allocator that lives in an arena; '%s' does not", a->name);
     }
+    check_limit(t, t->peak_live, "the smallest arena the search could try",
+                "set HEAPKIT_MEM_LIMIT=BYTES to search anyway");
     memset(&s, 0, sizeof(s));
     memset(&r, 0, sizeof(r));
     se.t = t;
@@ -430,13 +500,15 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
     se.arena.cap = 0;
     se.arena.align = arena_alignment(t);
     se.s = &s;
-    size_search(&se);
+    se.progress = base->progress;
+    size_search(&se, mem_limit);
 
     /* Verification: a full replay at the result, patterns checked, no timing or series. */
     o.timing = 0;
     o.series = 0;
     o.heapmap = 0;
     o.fill = 1;
+    o.progress = 0;
     o.snapshot_rec = t->count != 0 ? t->peak_live_rec : LAB_NONE;
     if (s.min_arena != 0) {
         replay_or_die(t, a, arena_get(&se.arena, s.min_arena), s.min_arena, &o, &r);
@@ -466,8 +538,8 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
 
 int main(int argc, char **argv)
 {
-    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_NO_TIMING, OPT_JSON,
-           OPT_SEARCH, OPT_LIST, OPT_HELP };
+    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_NO_TIMING, OPT_PROGRESS,
+           OPT_JSON, OPT_SEARCH, OPT_LIST, OPT_HELP };
     static const struct option longopts[] = {{"trace", required_argument, NULL, OPT_TRACE},
                                              {"alloc", required_argument, NULL, OPT_ALLOC},
                                              {"arena", required_argument, NULL, OPT_ARENA},
@@ -475,6 +547,7 @@ int main(int argc, char **argv)
                                              {"heapmap", required_argument, NULL, OPT_HEAPMAP},
                                              {"heapmap-cap", required_argument, NULL, OPT_HEAPMAP_CAP},
                                              {"no-timing", no_argument, NULL, OPT_NO_TIMING},
+                                             {"progress", no_argument, NULL, OPT_PROGRESS},
                                              {"json", required_argument, NULL, OPT_JSON},
                                              {"size-search", no_argument, NULL, OPT_SEARCH},
                                              {"list", no_argument, NULL, OPT_LIST},
@@ -529,6 +602,9 @@ int main(int argc, char **argv)
             break;
         case OPT_NO_TIMING:
             o.timing = 0;
+            break;
+        case OPT_PROGRESS:
+            o.progress = 1;
             break;
         case OPT_JSON:
             json = optarg;

@@ -631,6 +631,14 @@ static void finish(engine_t *e)
     }
 }
 
+static uint64_t progress_done;
+
+static void report_progress(uint64_t records)
+{
+    progress_done += records;
+    fprintf(stderr, "hk-replay: progress %llu\n", (unsigned long long)progress_done);
+}
+
 static void visit_first(void *ctx, const hk_block_info_t *blk)
 {
     walk_ctx_t *w = ctx;
@@ -648,6 +656,8 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     sampler_t series;
     sampler_t hmap;
     uint64_t next_event;
+    uint64_t next_progress = o->progress ? LAB_PROGRESS_STEP - 1 : LAB_NONE;
+    uint64_t reported = 0;
     uint64_t i;
     int k;
     double t_start;
@@ -699,6 +709,9 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     next_event = series.next < hmap.next ? series.next : hmap.next;
     if (o->snapshot_rec < next_event) {
         next_event = o->snapshot_rec;
+    }
+    if (next_progress < next_event) {
+        next_event = next_progress;
     }
 
     t_start = lab_now_s();
@@ -813,9 +826,17 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
                 take_heapmap(&e, i);
                 sampler_advance(&hmap, t->count);
             }
+            if (i == next_progress) {
+                report_progress(LAB_PROGRESS_STEP);
+                reported += LAB_PROGRESS_STEP;
+                next_progress += LAB_PROGRESS_STEP;
+            }
             next_event = series.next < hmap.next ? series.next : hmap.next;
             if (o->snapshot_rec > i && o->snapshot_rec < next_event) {
                 next_event = o->snapshot_rec;
+            }
+            if (next_progress < next_event) {
+                next_event = next_progress;
             }
         }
         if (e.oom) {
@@ -825,6 +846,9 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     r->replay_s = lab_now_s() - t_start;
     r->replay_cpu_s = lab_cpu_s() - cpu_start;
     r->completed = i;
+    if (o->progress) {
+        report_progress(i - reported);
+    }
     for (k = 0; k < LAB_OP_KINDS; k++) {
         r->timing.n[k] = (size_t)(tp[k] - r->timing.ticks[k]);
     }

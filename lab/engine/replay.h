@@ -21,6 +21,7 @@ typedef struct lab_options {
     int timing;            /* time every uniform call */
     int fill;              /* fill blocks with their id's pattern and verify it */
     int stop_on_failure;   /* size-search probes: stop at the first failed allocation */
+    int progress;          /* report the records replayed on stderr (lab_progress) */
     unsigned series;       /* hk_get_stats samples (0: none) */
     unsigned heapmap;      /* hk_walk snapshots (0: none) */
     size_t heapmap_cap;    /* most entries kept per snapshot */
@@ -138,6 +139,13 @@ typedef struct lab_result {
 int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t arena_size, const lab_options_t *o,
                lab_result_t *r);
 void lab_result_free(lab_result_t *r);
+
+/*
+ * With o->progress, the loop writes "hk-replay: progress N" on stderr every
+ * LAB_PROGRESS_STEP records and when it ends, N counting the records every
+ * such replay of the process has done so far (the lab's progress bars).
+ */
+#define LAB_PROGRESS_STEP ((uint64_t)1 << 18)
 
 /* Seconds on CLOCK_MONOTONIC, and CPU seconds used by the process. */
 double lab_now_s(void);

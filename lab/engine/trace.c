@@ -43,13 +43,37 @@ static uint64_t read_u64(const unsigned char *p) { return (uint64_t)read_u32(p) 
 #define NOT_LIVE UINT64_MAX
 
 /*
+ * Live requested bytes in 128 bits: a calloc record asks for up to about
+ * 2^64 bytes and up to 2^32 of them can be live, so 64 bits can wrap.
+ */
+typedef struct wide {
+    uint64_t hi;
+    uint64_t lo;
+} wide_t;
+
+static void wide_add(wide_t *w, uint64_t x)
+{
+    w->lo += x;
+    w->hi += w->lo < x;
+}
+
+static void wide_sub(wide_t *w, uint64_t x)
+{
+    w->hi -= w->lo < x;
+    w->lo -= x;
+}
+
+static int wide_gt(wide_t a, wide_t b) { return a.hi > b.hi || (a.hi == b.hi && a.lo > b.lo); }
+
+/*
  * Check every record against the model (dense ids in order, frees and
  * reallocs of live ids only) and compute the pre-pass figures.
  */
 static int prepass(lab_trace_t *t, char *err, size_t errlen)
 {
     uint64_t *live = NULL;
-    uint64_t live_bytes = 0;
+    wide_t live_bytes = {0, 0};
+    wide_t peak = {0, 0};
     uint64_t live_blocks = 0;
     uint32_t next_id = 0;
     uint64_t i;
@@ -102,14 +126,14 @@ static int prepass(lab_trace_t *t, char *err, size_t errlen)
         }
         switch (r->op) {
         case 'f':
-            live_bytes -= live[r->id];
+            wide_sub(&live_bytes, live[r->id]);
             live[r->id] = NOT_LIVE;
             live_blocks--;
             t->ops[LAB_OP_FREE]++;
             break;
         case 'r':
             if (r->aux != LAB_NULL_ID) {
-                live_bytes -= live[r->aux];
+                wide_sub(&live_bytes, live[r->aux]);
                 live[r->aux] = NOT_LIVE;
                 live_blocks--;
             }
@@ -130,12 +154,12 @@ static int prepass(lab_trace_t *t, char *err, size_t errlen)
         }
         if (r->op != 'f') {
             live[r->id] = lab_rec_bytes(r);
-            live_bytes += live[r->id];
+            wide_add(&live_bytes, live[r->id]);
             live_blocks++;
             next_id++;
         }
-        if (live_bytes > t->peak_live) {
-            t->peak_live = live_bytes;
+        if (wide_gt(live_bytes, peak)) {
+            peak = live_bytes;
             t->peak_live_rec = i;
         }
         if (live_blocks > t->peak_blocks) {
@@ -143,24 +167,70 @@ static int prepass(lab_trace_t *t, char *err, size_t errlen)
         }
     }
     free(live);
+    t->peak_live = peak.hi != 0 ? UINT64_MAX : peak.lo;
     if (next_id != t->ids) {
         return fail(err, errlen, "%s: header says %u ids but the records create %u", t->path, t->ids, next_id);
     }
     return 0;
 }
 
-int lab_trace_open(lab_trace_t *t, const char *path, char *err, size_t errlen)
+int lab_trace_parse(lab_trace_t *t, const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
-    struct stat st;
-    const unsigned char *h;
+    const unsigned char *h = data;
     uint64_t records;
-    int fd;
+    uint64_t body;
 
     memset(t, 0, sizeof(*t));
     t->path = path;
     if (!host_is_little_endian()) {
         return fail(err, errlen, "%s: the engine reads .hkb on little-endian hosts only", path);
     }
+    if (len == 0) {
+        return fail(err, errlen, "%s: empty file", path);
+    }
+    if (memcmp(h, LAB_HKB_MAGIC, len < LAB_HKB_MAGIC_LEN ? len : LAB_HKB_MAGIC_LEN) != 0) {
+        return fail(err, errlen, "%s: bad magic, not a heapkit binary trace (.hkb)", path);
+    }
+    if (len < LAB_HKB_HEADER) {
+        return fail(err, errlen, "%s: truncated: %zu bytes, shorter than the %u-byte .hkb header", path, len,
+                    LAB_HKB_HEADER);
+    }
+    if (read_u32(h + 8) != LAB_HKB_VERSION) {
+        return fail(err, errlen, "%s: unsupported .hkb version %u (the engine reads %u)", path, read_u32(h + 8),
+                    LAB_HKB_VERSION);
+    }
+    if (read_u32(h + 12) != 0 || read_u32(h + 28) != 0) {
+        return fail(err, errlen, "%s: header flags or reserved field is not 0", path);
+    }
+    records = read_u64(h + 16);
+    body = len - LAB_HKB_HEADER;
+    if (records > body / LAB_HKB_RECORD) {
+        return fail(err, errlen, "%s: truncated: the header says %llu records but the file holds %llu%s", path,
+                    (unsigned long long)records, (unsigned long long)(body / LAB_HKB_RECORD),
+                    body % LAB_HKB_RECORD != 0 ? " and part of another" : "");
+    }
+    if (records * LAB_HKB_RECORD != body) {
+        return fail(err, errlen, "%s: %llu bytes after the header's %llu records", path,
+                    (unsigned long long)(body - records * LAB_HKB_RECORD), (unsigned long long)records);
+    }
+    t->count = records;
+    t->ids = read_u32(h + 24);
+    if (t->ids > records) {
+        return fail(err, errlen, "%s: header says %u ids but there are only %llu records", path, t->ids,
+                    (unsigned long long)records);
+    }
+    t->rec = (const lab_rec_t *)(const void *)(h + LAB_HKB_HEADER);
+    return prepass(t, err, errlen);
+}
+
+int lab_trace_open(lab_trace_t *t, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    void *map = NULL;
+    size_t len;
+    int fd;
+
+    memset(t, 0, sizeof(*t));
     fd = open(path, O_RDONLY);
     if (fd < 0) {
         return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -169,53 +239,26 @@ int lab_trace_open(lab_trace_t *t, const char *path, char *err, size_t errlen)
         close(fd);
         return fail(err, errlen, "%s: not a regular file", path);
     }
-    if ((uint64_t)st.st_size < LAB_HKB_HEADER) {
-        close(fd);
-        return fail(err, errlen, "%s: %lld bytes, too short for the %u-byte .hkb header", path,
-                    (long long)st.st_size, LAB_HKB_HEADER);
+    len = (size_t)st.st_size;
+    if (len != 0) {
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            return fail(err, errlen, "%s: cannot map: %s", path, strerror(e));
+        }
+        madvise(map, len, MADV_SEQUENTIAL);
     }
-    t->map_len = (size_t)st.st_size;
-    t->map = mmap(NULL, t->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (t->map == MAP_FAILED) {
-        t->map = NULL;
-        return fail(err, errlen, "%s: cannot map: %s", path, strerror(errno));
-    }
-    h = t->map;
-    if (memcmp(h, LAB_HKB_MAGIC, LAB_HKB_MAGIC_LEN) != 0) {
-        lab_trace_close(t);
-        return fail(err, errlen, "%s: bad magic, not a heapkit binary trace (.hkb)", path);
-    }
-    if (read_u32(h + 8) != LAB_HKB_VERSION) {
-        uint32_t version = read_u32(h + 8);
-        lab_trace_close(t);
-        return fail(err, errlen, "%s: unsupported .hkb version %u (the engine reads %u)", path, version,
-                    LAB_HKB_VERSION);
-    }
-    if (read_u32(h + 12) != 0 || read_u32(h + 28) != 0) {
-        lab_trace_close(t);
-        return fail(err, errlen, "%s: header flags or reserved field is not 0", path);
-    }
-    records = read_u64(h + 16);
-    if (records > (t->map_len - LAB_HKB_HEADER) / LAB_HKB_RECORD ||
-        records * LAB_HKB_RECORD != t->map_len - LAB_HKB_HEADER) {
-        lab_trace_close(t);
-        return fail(err, errlen, "%s: header says %llu records but the file holds %llu bytes of records", path,
-                    (unsigned long long)records, (unsigned long long)(t->map_len - LAB_HKB_HEADER));
-    }
-    t->count = records;
-    t->ids = read_u32(h + 24);
-    if (t->ids > records) {
-        lab_trace_close(t);
-        return fail(err, errlen, "%s: header says %u ids but there are only %llu records", path, t->ids,
-                    (unsigned long long)records);
-    }
-    t->rec = (const lab_rec_t *)(const void *)(h + LAB_HKB_HEADER);
-    madvise(t->map, t->map_len, MADV_SEQUENTIAL);
-    if (prepass(t, err, errlen) != 0) {
-        lab_trace_close(t);
+    if (lab_trace_parse(t, path, map, len, err, errlen) != 0) {
+        if (map != NULL) {
+            munmap(map, len);
+        }
+        memset(t, 0, sizeof(*t));
         return -1;
     }
+    t->map = map;
+    t->map_len = len;
     return 0;
 }
 

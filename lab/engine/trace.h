@@ -28,7 +28,7 @@ typedef struct lab_trace {
     size_t map_len;
     /* From the pre-pass, assuming every allocation succeeds. */
     uint64_t ops[LAB_OP_KINDS];
-    uint64_t peak_live;    /* peak of live requested bytes */
+    uint64_t peak_live;    /* peak of live requested bytes (UINT64_MAX: that or more) */
     uint64_t peak_live_rec; /* first record after which live == peak_live (0 if no record) */
     uint64_t peak_blocks;  /* peak number of live ids */
     uint64_t max_align;    /* largest alignment asked by an `a` record (0: none) */
@@ -45,6 +45,8 @@ static inline uint64_t lab_rec_bytes(const lab_rec_t *r)
  * err naming the file and, for a bad record, its index.
  */
 int lab_trace_open(lab_trace_t *t, const char *path, char *err, size_t errlen);
+/* Validate len bytes of .hkb at data, kept by the caller while t is in use; path names it in errors. */
+int lab_trace_parse(lab_trace_t *t, const char *path, const void *data, size_t len, char *err, size_t errlen);
 void lab_trace_close(lab_trace_t *t);
 
 #endif

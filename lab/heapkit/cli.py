@@ -21,16 +21,20 @@ import inspect
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
-from pathlib import Path
+import time
 from typing import Any, Sequence
 
-from . import __version__
+from . import __version__, inputs, progress, report
+from .cliargs import ListAction, byte_size, list_first, parse_bytes, positive_int
 from .errors import HeapkitError
 from .annotations import side_path
+from .boards import TARGETS
 from .importers import FORMATS, import_trace
-from .trace import FORM_BINARY, Trace, form_of_path, sniff_form, write_trace
+from .report import target_builds, target_description, target_summary_rows, text_table
+from .trace import form_of_path, read_trace, write_trace
 from .workloads import WORKLOADS, get as get_workload
 
 PROG = "heapkit"
@@ -57,11 +61,6 @@ def _die(message: str) -> int:
 # --------------------------------------------------------------------------
 # helpers
 
-def _load_any(path: str, fmt: str = "auto") -> Trace:
-    """A heapkit trace from any supported file (external formats are imported)."""
-    return import_trace(path, fmt).trace
-
-
 def _parse_params(workload: str, items: Sequence[str] | None) -> dict[str, Any]:
     defaults = get_workload(workload).params()
     out: dict[str, Any] = {}
@@ -75,11 +74,14 @@ def _parse_params(workload: str, items: Sequence[str] | None) -> dict[str, Any]:
                                f"(has: {', '.join(defaults)})")
         kind = type(defaults[key])
         try:
-            out[key] = kind(value) if kind is not bool else value.lower() in ("1", "true", "yes")
+            if key in get_workload(workload).byte_params:
+                out[key] = parse_bytes(value)
+            else:
+                out[key] = kind(value) if kind is not bool else value.lower() in ("1", "true", "yes")
         except ValueError:
-            raise HeapkitError(f"{workload}: parameter {key} expects "
-                               f"{'an integer' if kind is int else kind.__name__}, "
-                               f"got {value!r}") from None
+            what = ("a byte size (N, NK, NM or NG)" if key in get_workload(workload).byte_params
+                    else "an integer" if kind is int else kind.__name__)
+            raise HeapkitError(f"{workload}: parameter {key} expects {what}, got {value!r}") from None
     return out
 
 
@@ -93,25 +95,19 @@ def _engine():
         raise HeapkitError(f"the replay engine failed to load: {e}") from None
 
 
+def _arena_allocators() -> list[str]:
+    """The engine's allocators that live in an arena: the ones a size search can size."""
+    engine = _engine()
+    inside = engine.arena_allocators()
+    return [a for a in engine.list_allocators() if a in inside]
+
+
 def _plugin(name: str, what: str):
     """heapkit.<name>, or a clear error when that module is not installed."""
     if importlib.util.find_spec(f"heapkit.{name}") is None:
         raise HeapkitError(f"'heapkit {what}' is not available in this installation "
                            f"(heapkit/{name}.py is missing)")
     return importlib.import_module(f"heapkit.{name}")
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], right: set[int]) -> str:
-    cells = [list(map(str, header))] + [["-" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = []
-    for n, r in enumerate(cells):
-        parts = [c.rjust(w) if i in right else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(r, widths))]
-        lines.append("  ".join(parts).rstrip())
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def _human_bytes(n: float | None) -> str | None:
@@ -300,7 +296,9 @@ def cmd_workloads(args: argparse.Namespace) -> int:
     if args.name:
         w = get_workload(args.name)
         print(f"{w.name}: {w.summary}\n")
-        print("parameters: " + " ".join(f"{k}={v}" for k, v in w.params().items()))
+        print("parameters (default, upper bound; byte sizes also as 64K, 1M, ...):")
+        for k, v in w.params().items():
+            print(f"  {k}={v} (at most {w.maxima[k]:,}{', bytes' if k in w.byte_params else ''})")
         print("\n" + inspect.cleandoc(w.func.__doc__ or ""))
         return 0
     width = max(map(len, WORKLOADS))
@@ -310,9 +308,15 @@ def cmd_workloads(args: argparse.Namespace) -> int:
     return 0
 
 
-def _selected(args: argparse.Namespace, engine) -> tuple[list[str], list[tuple[str, str]], Any]:
-    """Allocators, (name, .hkb path) pairs and the temp dir holding generated files."""
+def _selected(args: argparse.Namespace, engine, allowed: Sequence[str] | None = None
+              ) -> tuple[list[str], list[tuple[str, str]], Any]:
+    """Allocators, (name, .hkb path) pairs and the temp dir holding generated files.
+
+    *allowed*: the allocators the command can run (default: every one the engine has);
+    the others are skipped, and named on stderr.
+    """
     available = list(engine.list_allocators())
+    usable = available if allowed is None else [a for a in available if a in allowed]
     if args.alloc:
         allocs = [a.strip() for a in args.alloc.split(",") if a.strip()]
         unknown = [a for a in allocs if a not in available]
@@ -323,51 +327,21 @@ def _selected(args: argparse.Namespace, engine) -> tuple[list[str], list[tuple[s
                                f"(available: {', '.join(available)})")
     else:
         allocs = available
+    skipped = [a for a in allocs if a not in usable]
+    allocs = [a for a in allocs if a in usable]
+    if skipped:
+        print(f"{PROG} {args.subcommand}: skipping {', '.join(skipped)}: no arena to size "
+              "(the process heap serves them)", file=sys.stderr)
     if not allocs:
         raise HeapkitError("no allocators to run")
     if not args.trace and not args.workload:
         raise HeapkitError("give at least one --trace FILE or --workload NAME")
     tmp = tempfile.TemporaryDirectory(prefix="heapkit-")
     try:
-        return allocs, _prepare_traces(args, tmp.name), tmp
+        return allocs, inputs.prepare(args.trace or (), args.workload or (), args.seed, tmp.name), tmp
     except BaseException:
         tmp.cleanup()
         raise
-
-
-def _prepare_traces(args: argparse.Namespace, tmpdir: str) -> list[tuple[str, str]]:
-    """(display name, .hkb path) for every --trace and --workload, in order.
-
-    Binary traces are validated and used in place; other files are imported
-    (any supported format) and workloads generated into *tmpdir*.
-    """
-    traces: list[tuple[str, str]] = []
-    names: set[str] = set()
-
-    def unique(name: str) -> str:
-        base, k = name, 2
-        while name in names:
-            name, k = f"{base}#{k}", k + 1
-        names.add(name)
-        return name
-
-    for path in args.trace or ():
-        name = unique(Path(path).name.split(".")[0] or path)
-        trace = _load_any(path)
-        with open(path, "rb") as f:
-            binary = sniff_form(f.read(16)) == FORM_BINARY
-        if binary:
-            traces.append((name, path))
-        else:
-            out = os.path.join(tmpdir, f"{len(traces)}-{name}.hkb")
-            write_trace(trace, out)
-            traces.append((name, out))
-    for wname in args.workload or ():
-        w = get_workload(wname)
-        out = os.path.join(tmpdir, f"{len(traces)}-{w.name}.hkb")
-        write_trace(w.generate(args.seed), out)
-        traces.append((unique(w.name), out))
-    return traces
 
 
 def _run_engine(what: str, func, alloc: str, name: str, *a, **kw):
@@ -377,32 +351,36 @@ def _run_engine(what: str, func, alloc: str, name: str, *a, **kw):
         raise HeapkitError(f"{what} of {name} with {alloc} failed: {e}") from None
 
 
-def _run_selected(args: argparse.Namespace, engine, what: str, func, desc: str, unit: str,
-                  extra: dict[str, Any], **kw
+def _run_selected(args: argparse.Namespace, engine, what: str, func, desc: str,
+                  extra: dict[str, Any], allowed: Sequence[str] | None = None, *,
+                  sized: bool = True, **kw
                   ) -> tuple[list[str], list[tuple[str, str]], list[dict]]:
-    """Run *func* (an engine method, called as func(path, alloc, **kw)) on every selected
-    (allocator, trace) pair behind a progress bar: the allocators, the traces and one
-    run dict per pair (*extra*'s keys between "trace" and "result")."""
-    from tqdm import tqdm
-    allocs, traces, tmp = _selected(args, engine)
+    """Run *func* (an engine method, called as func(path, alloc, progress=..., **kw)) on every
+    selected (allocator, trace) pair behind a bar counting records (of a known total when
+    *sized*: each run replays its trace once); the allocators, the traces and one run dict
+    per pair (*extra*'s keys between "trace" and "result")."""
+    allocs, traces, tmp = _selected(args, engine, allowed)
     runs = []
     with tmp:
         pairs = [(a, t) for t in traces for a in allocs]
-        for alloc, (name, path) in tqdm(pairs, desc=desc, unit=unit, disable=None,
-                                        file=sys.stderr):
-            result = _run_engine(what, func, alloc, name, path, alloc, **kw)
-            runs.append({"allocator": alloc, "trace": name, **extra, "result": result})
+        total = sum(inputs.records(path) for _, (_, path) in pairs) if sized else None
+        with progress.bar(total=total, desc=desc, unit="rec", unit_scale=True) as bar:
+            for alloc, (name, path) in pairs:
+                bar.set_postfix_str(f"{alloc} on {name}", refresh=False)
+                result = _run_engine(what, func, alloc, name, path, alloc,
+                                     progress=progress.reporter(bar), **kw)
+                runs.append({"allocator": alloc, "trace": name, **extra, "result": result})
     return allocs, traces, runs
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.target:
-        return _plugin("target", "bench --target").run_bench(args, sys.modules[__name__])
+        return _bench_target(args)
     engine = _engine()
     kw = {"series": args.series}
     if args.arena is not None:
         kw["arena"] = args.arena
-    _, _, runs = _run_selected(args, engine, "replay", engine.replay, "bench", "run",
+    _, _, runs = _run_selected(args, engine, "replay", engine.replay, "bench",
                                {"arena": args.arena}, **kw)
     rows = []
     for r in runs:
@@ -413,10 +391,77 @@ def cmd_bench(args: argparse.Namespace) -> int:
                      _num(m["frag4_pct"], "{:.1f}"), _human_bytes(m["peak_footprint"])])
     header = ["allocator", "trace", "ops", "failures", "malloc p50 ns", "malloc p99 ns",
               "malloc max ns", "free p50 ns", "free max ns", "frag #4 %", "peak footprint"]
-    print(_table(header, rows, right=set(range(2, len(header)))))
+    print(text_table(header, rows, right=set(range(2, len(header)))))
     print(_engine_throughput(runs))
     if args.json:
         _write_json(args.json, {"kind": "heapkit-bench", "version": 1, "runs": runs})
+    return 0
+
+
+def _bench_target(args: argparse.Namespace) -> int:
+    """`heapkit bench --target cortex-m3|rv32`: the host replays (timings, unless
+    --no-host) and the target's instruction counts, side by side."""
+    target = _plugin("target", "bench --target")
+    t = target.get_target(args.target)
+    opts = target.parse_opts(args.opt)
+    hardening = target.parse_hardening(args.hardening)
+    arena = target.check_arena(args.arena, t) if args.arena else target.ARENA_SIZE
+    allocs = [a.strip() for a in args.alloc.split(",") if a.strip()] if args.alloc else None
+    if not args.trace and not args.workload and not args.worst_case:
+        raise HeapkitError("give at least one --trace FILE, --workload NAME or --worst-case")
+    with tempfile.TemporaryDirectory(prefix="heapkit-") as tmp:
+        named = inputs.prepare(args.trace or (), args.workload or (), args.seed, tmp)
+        traces: list[tuple] = [(name, read_trace(path)) for name, path in named]
+        if args.worst_case:
+            traces += target.worst_case_traces(arena)
+        data = target.bench(traces, allocs, opts, jobs=args.jobs, progress=True, target=t,
+                            arena=arena, hardening=hardening, uniform=args.uniform)
+        host: dict[tuple[str, str], dict] = {}
+        if not args.no_host and named:
+            engine = _engine()
+            on_host = set(engine.list_allocators())
+            names = {r["allocator"] for r in data["runs"] if r.get("result")}
+            kw = {"arena": arena} if args.arena else {}
+            pairs = [(a, name, path) for name, path in named for a in sorted(names & on_host)]
+            with progress.bar(total=sum(inputs.records(p) for _, _, p in pairs), desc="host",
+                              unit="rec", unit_scale=True) as bar:
+                for a, name, path in pairs:
+                    res = _run_engine("replay", engine.replay, a, name, path, a,
+                                      progress=progress.reporter(bar), **kw)
+                    host[(a, name)] = bench_row(res)
+        data["host"] = [{"allocator": a, "trace": tr, **row} for (a, tr), row in host.items()]
+    for name, why in data["skipped_traces"].items():
+        print(f"skipped {name}: {why}", file=sys.stderr)
+    print(target_description(data))
+    for build in target_builds(data):
+        rows = []
+        for r in data["runs"]:
+            if r.get("build", r["opt"]) != build:
+                continue
+            if r.get("result") is None:
+                rows.append([r["allocator"], r["trace"]] + [None] * 10 + [f"skipped: {r['skipped']}"])
+                continue
+            st, res = r["stats"], r["result"]
+            h = host.get((r["allocator"], r["trace"]), {})
+            rows.append([r["allocator"], r["trace"], res["failures"]["total"],
+                         st["malloc"]["p50"], st["malloc"]["p999"], st["malloc"]["max"],
+                         st["free"]["p50"], st["free"]["max"], st["realloc"]["max"],
+                         sum(res["errors"].values()),
+                         _num(h.get("malloc_p50")), _num(h.get("free_p50")), ""])
+        print(f"\n{t.name} {build}: per trace")
+        print(text_table(["allocator", "trace", "fail", "malloc p50", "malloc p99.9", "malloc max",
+                          "free p50", "free max", "realloc max", "errors", "host malloc p50 ns",
+                          "host free p50 ns", "note"], rows, right=set(range(2, 12))))
+    for build in target_builds(data):
+        rows = [[r["allocator"], r["malloc_p50"], r["malloc_max"], r["free_p50"], r["free_max"],
+                 r["worst_malloc"], r["worst_free"], r["text"], r["failures"], r["corrupt"]]
+                for r in target_summary_rows(data, build)]
+        print(f"\n{t.name} {build}: over all traces (instructions; worst path = directed test)")
+        print(text_table(["allocator", "malloc p50", "malloc max", "free p50", "free max",
+                          "worst-path malloc", "worst-path free", ".text bytes", "failures", "errors"],
+                         rows, right=set(range(1, 10))))
+    if args.json:
+        _write_json(args.json, data)
     return 0
 
 
@@ -449,7 +494,7 @@ def advised_arena(min_arena: int, margin_pct: float) -> int:
 def cmd_size(args: argparse.Namespace) -> int:
     engine = _engine()
     allocs, traces, runs = _run_selected(args, engine, "size search", engine.size_search,
-                                         "size", "search", {})
+                                         "size", {}, engine.arena_allocators(), sized=False)
     margin = args.margin
     rows, ratios = [], {a: [] for a in allocs}
     for r in runs:
@@ -466,7 +511,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     header = ["allocator", "trace", "min arena", "peak live", "ratio"]
     if margin is not None:
         header.append(f"advised (+{margin:g} %)")
-    print(_table(header, rows, right=set(range(2, len(header)))))
+    print(text_table(header, rows, right=set(range(2, len(header)))))
     print()
     gm_rows = []
     geomeans = {}
@@ -475,7 +520,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         gm = math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
         geomeans[a] = gm
         gm_rows.append([a, _num(gm, "{:.3f}"), f"{len(xs)}/{len(traces)}"])
-    print(_table(["allocator", "geomean ratio", "traces"], gm_rows, right={1, 2}))
+    print(text_table(["allocator", "geomean ratio", "traces"], gm_rows, right={1, 2}))
     if args.json:
         _write_json(args.json, {"kind": "heapkit-size", "version": 1, "runs": runs,
                                 "geomean_ratio": geomeans})
@@ -508,9 +553,20 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    args.results = list(getattr(args, "results_pos", None) or []) + \
-        list(getattr(args, "results_opt", None) or [])
-    return int(_plugin("report", "report").run(args) or 0)
+    paths = list(args.results_pos or []) + list(args.results_opt or [])
+    t0 = time.perf_counter()
+    if paths:
+        data = report.load(paths)
+    else:
+        print("heapkit report: no --results given, running the demo runs first "
+              f"({'quick' if args.quick else 'full'})", file=sys.stderr)
+        data = _plugin("demo", "report").collect(quick=args.quick)
+    if not (data["runs"] or data["size_runs"] or data["extra"].get("explore") or data.get("target")):
+        raise HeapkitError("the results hold no runs")
+    path = report.write_report(data, args.output, args.title, workers=2, progress=True)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, "
+          f"{time.perf_counter() - t0:.1f} s)")
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -551,6 +607,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("auto",) + FORMATS, default="auto",
                    help="input format (default: detect from the content)")
     s.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    s.add_argument("--list", action=ListAction)
     s.set_defaults(func=cmd_import)
 
     s = sub.add_parser("leaks", help="blocks left live, by caller and task; per-task peaks",
@@ -582,6 +639,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-p", "--param", action="append", metavar="KEY=VALUE",
                    help="set a workload parameter; repeatable")
     s.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    s.add_argument("--list", action=ListAction)
     s.set_defaults(func=cmd_gen)
 
     s = sub.add_parser("info", help="summarise a trace",
@@ -592,6 +650,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("auto",) + FORMATS, default="auto",
                    help="input format (default: detect)")
     s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--list", action=ListAction)
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("workloads", help="list the workload generators",
@@ -600,9 +659,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("name", nargs="?", metavar="NAME", help="describe this workload")
     s.set_defaults(func=cmd_workloads)
 
-    def selection(s: argparse.ArgumentParser) -> None:
+    def selection(s: argparse.ArgumentParser, **names: Any) -> None:
         s.add_argument("--alloc", metavar="A,B,...",
                        help="allocators to run, comma-separated (default: all)")
+        s.add_argument("--list", action=ListAction, names=names)
         s.add_argument("--trace", nargs="+", action="extend", metavar="FILE",
                        help="trace files (heapkit or any importable format)")
         s.add_argument("--workload", nargs="+", action="extend", metavar="NAME",
@@ -615,11 +675,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "and print: allocator, trace, ops, failures, malloc p50/p99/max ns, "
                        "free p50/max ns, fragmentation (Johnstone-Wilson measure #4) and "
                        "peak footprint.")
-    selection(s)
-    s.add_argument("--arena", type=_positive_int, metavar="BYTES",
-                   help="arena size (default: the engine's; with --target, the target's arena, "
-                   "3.5 MiB by default, and the host replays' as well)")
-    s.add_argument("--series", type=_positive_int, default=200, metavar="N",
+    selection(s, **{"--alloc": lambda: _engine().list_allocators(),
+                    "--target": lambda: list(TARGETS)})
+    s.add_argument("--arena", type=byte_size, metavar="BYTES",
+                   help="arena size, e.g. 65536 or 64K (default: the engine's, refused at the "
+                   "engine's memory limit, 1 GiB or the available memory; with --target, the "
+                   "target's arena, 3.5 MiB by default, and the host replays' as well)")
+    s.add_argument("--series", type=positive_int, default=200, metavar="N",
                    help="points of the time series the engine records (default 200)")
     s.add_argument("--target", metavar="TARGET",
                    help="also replay on an emulated target and print exact instructions per "
@@ -637,7 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--target: add the directed worst-case traces of each heapkit allocator")
     s.add_argument("--no-host", action="store_true",
                    help="--target: skip the host replays (instruction counts only)")
-    s.add_argument("--jobs", type=_positive_int, default=2, metavar="N",
+    s.add_argument("--jobs", type=positive_int, default=2, metavar="N",
                    help="--target: QEMU runs at once (default 2)")
     s.set_defaults(func=cmd_bench)
 
@@ -645,8 +707,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Binary-search the smallest arena on which each trace "
                        "replays without a failed allocation, per allocator; print it with "
                        "the ratio to the peak live requested bytes and each allocator's "
-                       "geometric mean ratio.")
-    selection(s)
+                       "geometric mean ratio. Allocators that do not live in an arena (the "
+                       "system malloc and the preloaded ones) are skipped, and named on stderr.")
+    selection(s, **{"--alloc": _arena_allocators})
     s.add_argument("--margin", type=_percent, nargs="?", const=SIZE_MARGIN_PCT, metavar="PCT",
                    help="add a column (and JSON key \"advised\"): the min arena plus PCT %% "
                    f"headroom, rounded up to 8 bytes (default PCT {SIZE_MARGIN_PCT}; "
@@ -690,7 +753,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output directory (default: heapkit-demo)")
     s.add_argument("--quick", action="store_true",
                    help="smaller workloads and trace prefixes (a minute instead of several)")
-    s.add_argument("--jobs", type=_positive_int, default=2, metavar="N",
+    s.add_argument("--jobs", type=positive_int, default=2, metavar="N",
                    help="engine runs at once (default 2)")
     s.add_argument("--traces", metavar="DIR",
                    help="directory with wee_alloc/*.trace and aosp/*.zip "
@@ -716,7 +779,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "or one trace per --pcap")
     s.add_argument("--pcap", nargs="+", action="extend", metavar="FILE",
                    help="packet captures to feed each --app")
-    s.add_argument("--repeat", type=_positive_int, metavar="N",
+    s.add_argument("--repeat", type=positive_int, metavar="N",
                    help="replay each --pcap N times (shifted flows), for a longer trace")
     s.add_argument("--synthetic", nargs="+", action="extend", metavar="SPEC",
                    help="synthetic traffic for each --app, one trace per SPEC "
@@ -732,34 +795,37 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", default="heapkit-explore", metavar="OUTDIR",
                    help="output directory (default: heapkit-explore)")
     s.add_argument("--db", metavar="FILE", help="SQLite results database (default: OUTDIR/explore.db)")
-    s.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 2, metavar="N",
+    s.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 2, metavar="N",
                    help="evaluator processes at once on this machine (default: the CPU count)")
-    s.add_argument("--batch", type=_positive_int, metavar="N",
+    s.add_argument("--batch", type=positive_int, metavar="N",
                    help="configurations per evaluator process (default: about 1/8 of the "
                    "work per worker, 8 to 250)")
     s.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the batches on this Dask distributed scheduler (tcp://host:8786)")
-    s.add_argument("--dask-local", type=_positive_int, metavar="N",
+    s.add_argument("--dask-local", type=positive_int, metavar="N",
                    help="run the batches on a local Dask cluster of N workers")
-    s.add_argument("--target", type=_positive_int, default=10000, metavar="N",
+    s.add_argument("--target", type=positive_int, default=10000, metavar="N",
                    help="configurations per application to reach by adding dedicated-list "
                    "choices (default 10000)")
     s.add_argument("--fits", metavar="F,...", help="fit policies (default: first,next,best,worst,exact)")
     s.add_argument("--orders", metavar="O,...", help="list orders (default: lifo,fifo,address)")
     s.add_argument("--levels", metavar="L,...", help="split and coalesce levels (default: 0-9)")
-    s.add_argument("--list-sets", type=_positive_int, metavar="N",
+    s.add_argument("--list-sets", type=positive_int, metavar="N",
                    help="dedicated-list choices (default: enough to reach --target)")
     s.add_argument("--quick", action="store_true",
                    help="a small space: first/best/worst fit, lifo/address, levels 0,5,9")
     s.add_argument("--cost", choices=("work", "time"), default="work",
                    help="cost axis: deterministic work counters (default) or measured CPU time")
-    s.add_argument("--arena", type=_positive_int, metavar="BYTES",
-                   help="arena per replay (default: max(1 MiB, 16 x peak live requested))")
+    s.add_argument("--arena", type=byte_size, metavar="BYTES",
+                   help="arena per replay, e.g. 4M (default: max(1 MiB, 16 x peak live requested))")
     s.add_argument("--work-cap", type=float, default=10.0, metavar="F",
                    help="stop a replay once its work passes F x the costliest preset's on that "
                    "trace; such configurations are left out of the front (default 10, 0: no cap)")
     s.add_argument("--no-firmware", action="store_true",
                    help="do not compile the chosen header into a Cortex-M3 firmware image")
+    s.add_argument("--list", action=ListAction, names={
+        "--fits": lambda: list(_plugin("explore", "explore").FITS),
+        "--orders": lambda: list(_plugin("explore", "explore").ORDERS)})
     s.set_defaults(func=cmd_explore)
 
     s = sub.add_parser("kth-release", help="buddy-kth Figure 2: memory returned to the OS",
@@ -767,11 +833,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "LD_PRELOAD=libheapkit_malloc.so without and with HEAPKIT_RELEASE=1 "
                        "(default and 8 KiB regions) and under glibc; print memory and cost "
                        "(medians of interleaved runs).")
-    s.add_argument("--repeats", type=_positive_int, default=3, metavar="N",
+    s.add_argument("--repeats", type=positive_int, default=3, metavar="N",
                    help="runs per configuration (default 3)")
-    s.add_argument("--allocs", type=_positive_int, default=50000, metavar="N",
+    s.add_argument("--allocs", type=positive_int, default=50000, metavar="N",
                    help="kth allocations (default 50000, the lab's kth workload)")
-    s.add_argument("--slots", type=_positive_int, default=4096, metavar="N",
+    s.add_argument("--slots", type=positive_int, default=4096, metavar="N",
                    help="kth slot buffer (default 4096)")
     s.add_argument("--json", metavar="FILE", help="also write the measurements here")
     s.set_defaults(func=cmd_kth_release)
@@ -788,20 +854,10 @@ def _percent(text: str) -> float:
     return v
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(list_first(sys.argv[1:] if argv is None else argv))
         if args.func is cmd_trace:
             if args.command and args.command[0] == "--":
                 args.command = args.command[1:]
@@ -817,6 +873,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else 0
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
+        # The children got the same Ctrl-C; another one would only interrupt the exit
+        # (joining their threads) with a traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         return 130
     except BrokenPipeError:
         # Output closed early (heapkit ... | head): not an error worth a trace.

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from . import progress as _progress
 from . import report as rep
 from .errors import HeapkitError
 
@@ -279,11 +280,11 @@ def default_arena(peak_live: int) -> int:
     return (max(64 * 1024, 4 * peak_live) + 63) // 64 * 64
 
 
-def _kth_release(quick: bool) -> dict:
+def _kth_release(quick: bool, progress: bool) -> dict:
     """buddy-kth Figure 2 (heapkit/kth_release.py), or why it is missing."""
     from . import kth_release
     try:
-        return kth_release.measure(repeats=1 if quick else 3)
+        return kth_release.measure(repeats=1 if quick else 3, progress=progress)
     except HeapkitError as e:
         return {"error": str(e)}
 
@@ -291,8 +292,6 @@ def _kth_release(quick: bool) -> dict:
 def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,
             progress: bool = True, workdir: str | os.PathLike | None = None) -> dict:
     """Prepare the traces, run everything, return the report's input (``heapkit-demo``)."""
-    from tqdm import tqdm
-
     from . import engine
     t0, cpu0 = time.perf_counter(), _cpu()
     traces_dir = Path(traces_dir) if traces_dir else default_traces_dir()
@@ -306,9 +305,8 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
     try:
         specs, info = trace_specs(tmp, traces_dir, quick)
         made: dict[str, dict] = {}
-        bar = tqdm(total=len(specs), desc="traces", unit="trace", disable=not progress,
-                   file=sys.stderr)
-        with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        with _progress.bar(total=len(specs), desc="traces", unit="trace", show=progress) as bar, \
+                cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
             futs = {pool.submit(_prepare, s): s for s in
                     sorted(specs, key=lambda s: s["kind"] != "import")}
             for fut in cf.as_completed(futs):
@@ -320,11 +318,10 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
                         info.pop(s["name"], None)
                     made[s["name"]] = {"error": f"{type(e).__name__}: {e}", "spec": s}
                 bar.update()
-        bar.close()
         t_prep = time.perf_counter() - t0
         tasks = _tasks(made, allocs, quick)
         data = _execute(tasks, made, allocs, info, jobs, progress)
-        data["extra"]["kth_release"] = _kth_release(quick)
+        data["extra"]["kth_release"] = _kth_release(quick, progress)
     finally:
         if own_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -450,13 +447,12 @@ def _followups(gk: tuple, result: dict, made: dict) -> list[tuple]:
 
 def _execute(tasks: list[tuple], made: dict, allocs: list[str], info: dict, jobs: int,
              progress: bool) -> dict:
-    from tqdm import tqdm
     data = {"kind": "heapkit-demo", "version": 1, "meta": {}, "runs": [], "size_runs": [],
             "traces": info, "extra": {"kth_levels": [], "kth_windows": [], "cse3320_single": [],
                                       "merge_reference": [], "itc_size": [], "itc_min": []}}
     results: dict[tuple, dict] = {}
-    bar = tqdm(total=len(tasks), desc="runs", unit="run", disable=not progress, file=sys.stderr)
-    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with _progress.bar(total=len(tasks), desc="runs", unit="run", show=progress) as bar, \
+            cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         pending = {pool.submit(func, *args, **kw): (group, key)
                    for _, group, key, func, args, kw in tasks}
         while pending:
@@ -469,7 +465,6 @@ def _execute(tasks: list[tuple], made: dict, allocs: list[str], info: dict, jobs
                     pending[pool.submit(func, *args, **kw)] = (group, key)
                     bar.total += 1
                     bar.refresh()
-    bar.close()
     # Assemble in a stable order: traces as prepared, allocators in table order.
     order = [n for n in info if n in made and "error" not in made[n]]
     for name in order:

@@ -32,17 +32,18 @@ import functools
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import native
+from . import progress as _progress
 from .errors import HeapkitError
 
 __all__ = [
     "EngineError", "PEERS", "binary_path", "build", "find_binary",
-    "replay", "size_search", "list_allocators", "as_hkb", "PRELOADED", "preload_library",
+    "replay", "size_search", "list_allocators", "arena_allocators", "as_hkb", "PRELOADED",
+    "preload_library",
 ]
 
 DEFAULT_TARGET = "hk-replay"
@@ -138,14 +139,15 @@ def as_hkb(trace: Any) -> Path:
 # Running the engine
 
 def _run(argv: list[str], *, binary: str | os.PathLike | None = None,
-         preload: str | None = None, want_json: bool = True) -> Any:
+         preload: str | None = None, want_json: bool = True,
+         progress: Callable[[int], None] | None = None) -> Any:
     exe = str(binary) if binary is not None else str(find_binary())
-    full = [exe] + argv
+    full = [exe] + argv + (["--progress"] if progress is not None else [])
     env = None
     if preload is not None:
         env = dict(os.environ)
         env["LD_PRELOAD"] = preload
-    proc = subprocess.run(full, capture_output=True, text=True, env=env)
+    proc = _progress.run(full, "hk-replay: ", progress, env=env)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         if proc.returncode < 0:
@@ -165,13 +167,15 @@ def _run(argv: list[str], *, binary: str | os.PathLike | None = None,
 
 def replay(trace_path: Any, allocator: str, arena: int | None = None, series: int = 200,
            heapmap: int = 0, timing: bool = True, *, heapmap_cap: int | None = None,
-           preload: str | None = None, binary: str | os.PathLike | None = None) -> dict:
+           preload: str | None = None, binary: str | os.PathLike | None = None,
+           progress: Callable[[int], None] | None = None) -> dict:
     """Replay a trace against *allocator*; the engine's JSON result as a dict.
 
-    arena: bytes (default: the engine's, max(64 KiB, 4 x peak live requested));
-    series: hk_get_stats samples (0 for none); heapmap: hk_walk snapshots;
-    timing: time every call; preload: an LD_PRELOAD for the "system" entry
-    (e.g. a libmimalloc.so path); binary: another engine build.
+    arena: bytes (default: the engine's, max(64 KiB, 4 x peak live requested),
+    refused at the engine's memory limit); series: hk_get_stats samples (0 for
+    none); heapmap: hk_walk snapshots; timing: time every call; preload: an
+    LD_PRELOAD for the "system" entry (e.g. a libmimalloc.so path); binary:
+    another engine build; progress: called with the records replayed so far.
     """
     allocator, preload = _engine_entry(allocator, preload, binary)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator,
@@ -182,20 +186,21 @@ def replay(trace_path: Any, allocator: str, arena: int | None = None, series: in
         argv += ["--heapmap-cap", str(int(heapmap_cap))]
     if not timing:
         argv.append("--no-timing")
-    return _run(argv, binary=binary, preload=preload)
+    return _run(argv, binary=binary, preload=preload, progress=progress)
 
 
 def size_search(trace_path: Any, allocator: str, *,
-                binary: str | os.PathLike | None = None) -> dict:
+                binary: str | os.PathLike | None = None,
+                progress: Callable[[int], None] | None = None) -> dict:
     """Smallest arena on which the trace replays without a failed allocation.
 
     The result's ``search`` holds min_arena, peak_live_requested and ratio
     (plus the non-monotonicity evidence); ``verify`` is a full replay at
-    min_arena.
+    min_arena. progress: called with the records the probes replayed so far.
     """
     allocator, preload = _engine_entry(allocator, None, binary)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator, "--size-search", "--json", "-"]
-    return _run(argv, binary=binary, preload=preload)
+    return _run(argv, binary=binary, preload=preload, progress=progress)
 
 
 # The peer allocators an hk-replay can hold (lab/engine/peers/peers.def). Their
@@ -244,6 +249,12 @@ def _engine_entry(allocator: str, preload: str | None, binary: str | os.PathLike
         raise EngineError(f"{allocator}: this hk-replay is built with AddressSanitizer, "
                           "which cannot run under LD_PRELOAD of another malloc")
     return "system", lib
+
+
+def arena_allocators(*, binary: str | os.PathLike | None = None) -> set[str]:
+    """The allocators that live in an arena, the ones a size search can size (not "system"
+    nor the preloaded ones, which the process heap serves)."""
+    return {a["name"] for a in _run(["--list", "--json", "-"], binary=binary) if a["in_arena"]}
 
 
 def list_allocators(*, binary: str | os.PathLike | None = None) -> list[str]:

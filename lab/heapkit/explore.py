@@ -63,7 +63,7 @@ the same build.
 
 :func:`main` is ``heapkit explore``: traces, space, runs, then per application
 the tables, the header, the firmware image and the plot (:func:`app_document`,
-:func:`html_section`, :func:`plot_png`, :func:`build_firmware`).
+:func:`build_firmware`; heapkit/report.py draws the tables and the plot).
 """
 
 from __future__ import annotations
@@ -83,12 +83,14 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from . import native
+from . import inputs, native
+from . import progress as _progress
 from .errors import HeapkitError
+from .report import explore_plot_png, explore_section, explore_table_rows, text_table
 
 FITS = ("first", "next", "best", "worst", "exact")
 ORDERS = ("lifo", "fifo", "address")
@@ -583,7 +585,6 @@ def run(tasks: Sequence[Task], store: Store, *,
     Returns {"done_before", "evaluated", "workers", "wall_s", "cpu_ns"} (cpu_ns: the replays'
     summed CPU time). Each finished batch is committed at once, so an interrupted run
     (KeyboardInterrupt) loses only the batches in flight; rerunning resumes."""
-    from tqdm import tqdm
     work: list[tuple[TraceRef, str, list[str], int | None]] = []
     done_before = 0
     local_exe = str(exe or binary())
@@ -606,8 +607,7 @@ def run(tasks: Sequence[Task], store: Store, *,
         pool = _LocalPool(jobs)
     exe = None if (scheduler or dask_local) else local_exe
     size = batch or max(8, min(250, total // (pool.workers * 8) or 8))
-    bar = tqdm(total=total, desc="explore", unit="cfg", disable=None if progress else True,
-               file=sys.stderr, smoothing=0.05)
+    bar = _progress.bar(total=total, desc="explore", unit="cfg", show=progress, smoothing=0.05)
     futures = {}
     cancelled = False
     cpu_ns = 0
@@ -853,138 +853,6 @@ def _verdict(s: AppSummary, rows: list[dict], chosen: dict | None, names: Sequen
             "lowest_frag": lo_frag, "lowest_frag_cost": lo_cost}
 
 
-def _cells(row: dict, names: Sequence[str], field: str, scale: float, digits: int) -> list[str]:
-    vals = []
-    for n in names:
-        c = row["per_trace"].get(n)
-        if c is None or c["status"] != "ok":
-            vals.append(None)
-        else:
-            vals.append(c[field] * scale)
-    ok = [v for v in vals if v is not None]
-    avg = f"{sum(ok) / len(ok):.{digits}f}" if len(ok) == len(vals) and ok else "-"
-    out = [avg]
-    for n, v in zip(names, vals):
-        c = row["per_trace"].get(n)
-        mark = "*" if c and c["status"] == "ok" and c["failures"] else ""
-        out.append("-" if v is None else f"{v:.{digits}f}{mark}")
-    return out
-
-
-def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of one application's table: fragmentation % per trace, work (thousands
-    of units) per trace, CPU ms per trace, each group led by its average over the traces."""
-    names = doc["traces"]
-    header = ["DM allocator", "frag avg %"] + [f"{n} %" for n in names] + \
-        ["work avg k"] + [f"{n} k" for n in names] + ["cpu avg ms"] + [f"{n} ms" for n in names]
-    rows = []
-    for r in doc["rows"] + [doc["average"]] + ([doc["chosen"]] if doc["chosen"] else []):
-        rows.append([r["label"]] + _cells(r, names, "frag", 100, 1) + _cells(r, names, "work", 1e-3, 1)
-                    + _cells(r, names, "cpu_ns", 1e-6, 1))
-    return header, rows
-
-
-def text_table(doc: dict) -> str:
-    header, rows = table_rows(doc)
-    cells = [header] + rows
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = []
-    for k, r in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def plot_png(doc: dict) -> bytes:
-    """Fig. 2: every feasible configuration (cost, fragmentation), the front, presets, choice."""
-    import io
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7.5, 5), dpi=110)
-    unit = "work units" if doc["cost"] == "work" else "CPU ns"
-    if doc["cloud"]:
-        xs, ys = zip(*doc["cloud"])
-        ax.scatter([c for c in ys], [100 * f for f in xs], s=4, c="#9aa5b1", alpha=0.5, lw=0,
-                   label=f"{len(doc['cloud'])} feasible configurations")
-    if doc["front"]:
-        fx = [p["cost"] for p in doc["front"]]
-        fy = [100 * p["frag"] for p in doc["front"]]
-        ax.plot(fx, fy, "-o", c="#d62728", ms=3.5, lw=1.2, label=f"Pareto front ({len(fx)})")
-    field = "work" if doc["cost"] == "work" else "cpu_ns"
-    names = doc["traces"]
-    for k, r in enumerate(doc["rows"]):
-        cs = [r["per_trace"][n] for n in names]
-        if all(c and c["status"] == "ok" for c in cs):
-            x = sum(c[field] for c in cs) / len(cs)
-            y = 100 * sum(c["frag"] for c in cs) / len(cs)
-            fail = any(c["failures"] for c in cs)
-            ax.scatter([x], [y], marker="s", s=36, c="#1f77b4", zorder=3)
-            ax.annotate(r["label"] + (" (failures)" if fail else ""), (x, y), fontsize=8,
-                        xytext=(5, 10 - 9 * (k % 3)), textcoords="offset points")
-    if doc["chosen"]:
-        cs = [doc["chosen"]["per_trace"][n] for n in names]
-        x = sum(c[field] for c in cs) / len(cs)
-        y = 100 * sum(c["frag"] for c in cs) / len(cs)
-        ax.scatter([x], [y], marker="*", s=180, c="#2ca02c", edgecolors="k", zorder=4,
-                   label="chosen (most balanced)")
-    allx = [c[1] for c in doc["cloud"]] or [1]
-    if max(allx) > 20 * max(min(allx), 1):
-        ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=10)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel(f"cost: mean {unit} per trace replay")
-    ax.set_ylabel("fragmentation % (symlog; peak footprint / peak requested - 1)")
-    ax.set_title(f"{doc['app']}: custom DM allocator exploration ({doc['configs']} configurations)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def html_section(doc_all: dict, embed: Callable[[bytes], str] | None = None) -> str:
-    """The explore results as HTML (tables, verdicts, plots), for explore.html and the lab report."""
-    import base64
-    import html as h
-    embed = embed or (lambda png: "data:image/png;base64," + base64.b64encode(png).decode())
-    out = []
-    t = doc_all.get("timing") or {}
-    if t:
-        per_app = t.get("configs_per_app") or {}
-        per_app = ", ".join(f"{h.escape(str(a))} {n}" for a, n in per_app.items()) \
-            if isinstance(per_app, dict) else h.escape(str(per_app))
-        out.append(f"<p>Configurations per application: {per_app}; "
-                   f"{t.get('evaluated', 0)} evaluated in this run in {t.get('wall_s', 0):.1f} s on "
-                   f"{t.get('workers', '?')} worker(s) ({h.escape(str(t.get('engine', '')))}); "
-                   f"{t.get('done_before', 0)} results came from the database.</p>")
-    out.append("<p>Fragmentation: peak footprint (bytes the allocator carved from its arena) over "
-               "peak live requested bytes, minus 1, as in the paper's Section 3. Work: one unit per "
-               "trace record plus free blocks examined, ordered-insert steps, splits and merges "
-               "(deterministic, the Pareto cost axis); CPU ms is the measured replay time on this "
-               "shared machine, for reference. * marks a run with failed allocations. The choice is "
-               "the front point nearest the utopia point when each axis is the relative excess over "
-               "the front's best value (memory = 1 + fragmentation, and cost).</p>")
-    for doc in doc_all.get("apps", []):
-        header, rows = table_rows(doc)
-        out.append(f"<h3>{h.escape(doc['app'])}: {doc['configs']} configurations, "
-                   f"{doc['feasible']} feasible, {len(doc['front'])} on the front</h3>")
-        out.append("<table><tr>" + "".join(f"<th>{h.escape(c)}</th>" for c in header) + "</tr>" +
-                   "".join("<tr>" + "".join(f"<td>{h.escape(c)}</td>" for c in r) + "</tr>" for r in rows) +
-                   "</table>")
-        if doc["chosen"]:
-            out.append(f"<p>Chosen: <code>{h.escape(doc['chosen']['config'])}</code>"
-                       + (f", header <code>{h.escape(doc['header'])}</code>" if doc.get("header") else "")
-                       + (f", firmware: {h.escape(doc['firmware'].get('text', ''))}" if doc.get("firmware") else "")
-                       + "</p>")
-        out.append(f"<p>Against the presets: {h.escape(doc['verdict']['text'])}</p>")
-        out.append(f'<img alt="{h.escape(doc["app"])} Pareto front" src="{embed(plot_png(doc))}">')
-    return "\n".join(out)
-
-
 # --------------------------------------------------------------------------
 # heapkit explore
 
@@ -1029,36 +897,7 @@ def _app_traces(app: str, pcaps: Sequence[str], synthetic: Sequence[str], outdir
 def _custom_traces(args, outdir: Path) -> list[tuple[str, str]]:
     """(name, .hkb path) of every --trace (imported to OUTDIR/traces unless already binary) and
     --workload (generated there)."""
-    from .cli import _load_any
-    from .trace import read_trace, write_trace
-    from .workloads import get as get_workload
-    tdir = outdir / "traces"
-    out: list[tuple[str, str]] = []
-    for path in args.trace or ():
-        name = Path(path).name.split(".")[0] or "trace"
-        try:
-            with open(path, "rb") as f:
-                head = f.read(8)
-        except OSError as e:
-            raise HeapkitError(f"{path}: {e.strerror or e}") from None
-        if head == b"HKTRACE\0":
-            read_trace(path)            # validates, with the file and record in any error
-            out.append((name, path))
-        else:
-            tdir.mkdir(parents=True, exist_ok=True)
-            dst = tdir / f"{name}.hkb"
-            write_trace(_load_any(path), dst)
-            out.append((name, str(dst)))
-    for wname in args.workload or ():
-        tdir.mkdir(parents=True, exist_ok=True)
-        dst = tdir / f"{wname}.hkb"
-        write_trace(get_workload(wname).generate(args.seed), dst)
-        out.append((wname, str(dst)))
-    names = [n for n, _ in out]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise HeapkitError(f"explore: two traces named {', '.join(sorted(dup))}: rename one file")
-    return out
+    return inputs.prepare(args.trace or (), args.workload or (), args.seed, outdir / "traces")
 
 
 def _space_args(args) -> dict[str, Any]:
@@ -1155,12 +994,13 @@ def main(args) -> int:
             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
             "text-align:right}td:first-child{text-align:left}</style></head><body>"
             "<h1>heapkit explore: custom-dmm-network Tables 3-5 and Fig. 2</h1>"
-            + html_section(doc_all) + "</body></html>\n")
+            + explore_section(doc_all) + "</body></html>\n")
     (outdir / "explore.html").write_text(page)
     for doc in docs:
         print(f"\n== {doc['app']}: {doc['configs']} configurations, {doc['feasible']} feasible, "
               f"{len(doc['front'])} on the Pareto front")
-        print(text_table(doc))
+        header, rows = explore_table_rows(doc)
+        print(text_table(header, rows, right=range(1, len(header))))
         if doc["chosen"]:
             print(f"chosen: {doc['chosen']['config']}")
             print(f"header: {doc['header']}" + (f"; firmware: {doc['firmware']['elf']} ({doc['firmware']['text']})"
@@ -1199,6 +1039,6 @@ def _write_app(s: AppSummary, outdir: Path, args, traces) -> dict:
             firmware = {"elf": str(elf), "text": size or "built"}
     doc = app_document(s, header=str(header_path) if header_path else None, firmware=firmware)
     plot_path = outdir / f"pareto-{slug}.png"
-    plot_path.write_bytes(plot_png(doc))
+    plot_path.write_bytes(explore_plot_png(doc))
     doc["plot"] = str(plot_path)
     return doc

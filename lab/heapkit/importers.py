@@ -73,14 +73,14 @@ not allocation events (``ignored``).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
-import io
 import os
 import re
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import IO, Callable, Iterator
 
 import numpy as np
 
@@ -88,10 +88,12 @@ from .annotations import Annotations
 from .errors import HeapkitError, TraceError
 from .fwtrace import is_firmware, read_firmware
 from .trace import (GZIP_MAGIC, NULL_ID, OP_ALIGNED, OP_CALLOC, OP_FREE, OP_MALLOC, OP_REALLOC,
-                    RECORD_DTYPE, U32_MAX, Trace, TraceBuilder, read_bytes, read_trace,
-                    sniff_form)
+                    RECORD_DTYPE, U32_MAX, Trace, TraceBuilder, gzip_errors, open_source,
+                    read_trace, sniff_form)
 
 FORMATS = ("wee", "memory_replay", "mtrace", "valgrind", "firmware")
+# The text formats, read line by line: one in which no line is an allocation event is not that format.
+LINE_FORMATS = FORMATS[:4]
 ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -126,38 +128,72 @@ class ImportResult:
 
 
 # --------------------------------------------------------------------------
-# Reading sources
+# Reading sources: streams, so memory does not follow the file's size
 
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
-
-
-def _source_bytes(path: str | os.PathLike) -> bytes:
-    """File content with gzip removed and a single-member zip unpacked."""
-    data = read_bytes(path)
-    if data.startswith(GZIP_MAGIC):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as e:
-            raise TraceError(str(path), f"corrupt gzip data ({e})") from None
-    if data.startswith(ZIP_MAGIC):
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as z:
-                names = [i for i in z.infolist() if not i.is_dir()]
-                if len(names) != 1:
-                    raise TraceError(str(path), f"zip must hold exactly one file, not {len(names)}")
-                data = z.read(names[0])
-        except zipfile.BadZipFile as e:
-            raise TraceError(str(path), f"corrupt zip file ({e})") from None
-    return data
+# Lines are read this many bytes at a time; none may be longer than MAX_LINE.
+CHUNK = 4 << 20
+MAX_LINE = 1 << 16
 
 
-def _lines(path: str | os.PathLike) -> list[str]:
-    text = _decode(_source_bytes(path))
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
+@contextlib.contextmanager
+def _source(path: str | os.PathLike) -> Iterator[IO[bytes]]:
+    """The file's bytes as a stream, gzip removed and a single-member zip unpacked."""
+    source = str(path)
+    with open_source(path) as f:
+        stream: IO[bytes] = f
+        with contextlib.ExitStack() as stack:
+            if f.read(2) == GZIP_MAGIC:
+                f.seek(0)
+                stack.enter_context(gzip_errors(source))
+                stream = stack.enter_context(gzip.GzipFile(fileobj=f))
+            else:
+                f.seek(0)
+            if stream.peek(4)[:4] == ZIP_MAGIC:
+                stream = stack.enter_context(_zip_member(stream, source))
+            yield stream
+
+
+@contextlib.contextmanager
+def _zip_member(f: IO[bytes], source: str) -> Iterator[IO[bytes]]:
+    try:
+        with zipfile.ZipFile(f) as z:
+            names = [i for i in z.infolist() if not i.is_dir()]
+            if len(names) != 1:
+                raise TraceError(source, f"zip must hold exactly one file, not {len(names)}")
+            with z.open(names[0]) as member:
+                yield member
+    except zipfile.BadZipFile as e:
+        raise TraceError(source, f"truncated or corrupt zip file ({e})") from None
+
+
+def _stream_lines(stream: IO[bytes], source: str, head: bytes = b"") -> Iterator[str]:
+    """The lines (without their line ends) of *head* then *stream*, decoded as UTF-8
+    with errors replaced."""
+    carry = head
+    done = 0
+    while True:
+        block = stream.read(CHUNK)
+        data = carry + block if carry else block
+        if not block:
+            lines = data.decode("utf-8", errors="replace").split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            yield from lines
+            return
+        cut = data.rfind(b"\n") + 1
+        if len(data) - cut > MAX_LINE:
+            raise TraceError(source, f"malformed line: longer than {MAX_LINE} bytes",
+                             line=done + data.count(b"\n", 0, cut) + 1)
+        lines = data[:cut].decode("utf-8", errors="replace").split("\n")
         lines.pop()
-    return lines
+        done += len(lines)
+        yield from lines
+        carry = data[cut:]
+
+
+def _lines(path: str | os.PathLike) -> Iterator[str]:
+    with _source(path) as stream:
+        yield from _stream_lines(stream, str(path))
 
 
 # --------------------------------------------------------------------------
@@ -314,27 +350,33 @@ def import_wee(path: str | os.PathLike) -> ImportResult:
 # Android memory_replay
 
 _MR_ARGS = {"malloc": 2, "calloc": 3, "memalign": 3, "realloc": 3, "free": 1}
+# The vectorised import holds the whole dump and about 16 times its size in arrays
+# (the AOSP surfaceflinger dump, 58 MB: 1 GB); larger dumps are read line by line.
+MR_VECTORISED_MAX = 64 << 20
 
 
 def import_memory_replay(path: str | os.PathLike, *, vectorised: bool = True) -> ImportResult:
     """Import an Android memory_replay dump (text, gzip or single-member zip).
 
     A clean dump (canonical spacing, no NULL results, every free naming a
-    live pointer, ...) is converted by :func:`_memory_replay_numpy` without
-    a per-line Python loop; anything else, and ``vectorised=False``, goes
+    live pointer, ...) of at most :data:`MR_VECTORISED_MAX` bytes is
+    converted by :func:`_memory_replay_numpy` without a per-line Python
+    loop; anything else, and ``vectorised=False``, goes
     through the line-by-line importer, which applies every rule in the
     module docstring and names the line of any error.  Both give the same
     result on clean input.
     """
     source = str(path)
-    data = _source_bytes(path)
-    if vectorised:
-        res = _memory_replay_numpy(data, source)
-        if res is not None:
-            return res
-    lines = _decode(data).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    with _source(path) as stream:
+        head = stream.read(MR_VECTORISED_MAX + 1) if vectorised else b""
+        if vectorised and len(head) <= MR_VECTORISED_MAX:
+            res = _memory_replay_numpy(head, source)
+            if res is not None:
+                return res
+        return _memory_replay_lines(_stream_lines(stream, source, head), source)
+
+
+def _memory_replay_lines(lines: Iterator[str], source: str) -> ImportResult:
     rec = _Recorder(source)
     events = rec.events
     alloc, free, realloc = rec.alloc, rec.free, rec.realloc
@@ -819,15 +861,19 @@ IMPORTERS: dict[str, Callable[[str | os.PathLike], ImportResult]] = {
 
 def detect_format(path: str | os.PathLike) -> str:
     """``heapkit`` for heapkit traces, else one of :data:`FORMATS`, judged by content."""
-    raw = read_bytes(path)
-    if sniff_form(raw[:1024]):
+    with open_source(path) as f:
+        raw = f.read(1024)
+    if not raw:
+        raise TraceError(str(path), "empty file")
+    if sniff_form(raw):
         return "heapkit"
     if is_firmware(raw[:16]):
         return "firmware"
-    data = _source_bytes(path)
+    with _source(path) as stream:
+        data = stream.read(256 * 1024)
     if sniff_form(data[:1024]):
         return "heapkit"
-    head = _decode(data[:256 * 1024]).split("\n")[:2000]
+    head = data.decode("utf-8", errors="replace").split("\n")[:2000]
     scores = Counter()
     for line in head:
         line = line.rstrip("\r")
@@ -854,4 +900,11 @@ def import_trace(path: str | os.PathLike, fmt: str = "auto") -> ImportResult:
     except KeyError:
         raise HeapkitError(f"unknown format {fmt!r} (choose from auto, {', '.join(FORMATS)})") \
             from None
-    return importer(path)
+    res = importer(path)
+    if fmt in LINE_FORMATS and not res.events:
+        lines = sum(res.ignored.values())
+        if not lines:
+            raise TraceError(str(path), "empty file")
+        raise TraceError(str(path), f"no {fmt} allocation events in its {lines} line(s): "
+                                    "is that its format?")
+    return res

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from . import native
+from . import progress as _progress
 from .errors import HeapkitError
+from .report import KTH_RELEASE_HEAD, kth_release_rows, text_table
 
 LIB_ENV, LIB_TARGET = "HEAPKIT_MALLOC_LIB", "heapkit_malloc"
 DRIVER_ENV, DRIVER_TARGET = "HEAPKIT_KTH_PROCESS", "hk-kth-process"
@@ -69,17 +71,22 @@ def _run(driver: Path, lib: Path, extra: dict | None, allocs: int, slots: int, e
         raise HeapkitError(f"{DRIVER_TARGET} printed malformed JSON ({e})") from None
 
 
-def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096) -> dict:
-    """Every configuration *repeats* times, interleaved; series from the first run, medians of the timings."""
+def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096,
+            progress: bool = True) -> dict:
+    """Every configuration *repeats* times, interleaved; series from the first run, medians
+    of the timings. *progress*: a bar on stderr (on a terminal)."""
     if repeats < 1 or allocs < 1 or slots < 1:
         raise HeapkitError("kth-release: repeats, allocs and slots must be >= 1")
     lib, driver = _paths()
     every = max(1, allocs // 200)
     runs: dict[str, list[dict]] = {name: [] for name, _, _ in CONFIGS}
-    for r in range(repeats):
-        order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
-        for name, _, extra in order:
-            runs[name].append(_run(driver, lib, extra, allocs, slots, every))
+    with _progress.bar(total=repeats * len(CONFIGS), desc="kth-release", unit="run",
+                       show=progress) as bar:
+        for r in range(repeats):
+            order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
+            for name, _, extra in order:
+                runs[name].append(_run(driver, lib, extra, allocs, slots, every))
+                bar.update()
     out = []
     for name, label, extra in CONFIGS:
         rs = runs[name]
@@ -105,28 +112,12 @@ def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096) -> dict:
             "configs": out}
 
 
-def table_rows(data: dict) -> list[list[str]]:
-    rows = []
-    for c in data["configs"]:
-        rows.append([c["name"], f"{c['peak_mapped'] / 1024:.0f}", f"{c['final_mapped'] / 1024:.0f}",
-                     f"{c['final_used'] / 1024:.0f}",
-                     str(c.get("region_maps", "")), str(c.get("region_unmaps", "")),
-                     f"{c['malloc_p50']:.0f}", f"{c['malloc_mean']:.0f}", f"{c['free_mean']:.0f}",
-                     f"{c['wall_ms']:.0f}"])
-    return rows
-
-
-TABLE_HEAD = ["configuration", "peak mapped KiB", "final mapped KiB", "final used KiB", "maps",
-              "unmaps", "malloc p50 ns", "malloc mean ns", "free mean ns", "run ms"]
-
-
 def run(args) -> int:
     """``heapkit kth-release``: measure and print the table (and the JSON with --json)."""
-    from .report import text_table
     data = measure(repeats=args.repeats, allocs=args.allocs, slots=args.slots)
     print(f"kth process ({data['allocs']} allocs, {data['slots']} slots) on buddy under "
           f"LD_PRELOAD=libheapkit_malloc.so; medians of {data['repeats']} interleaved runs")
-    print(text_table(TABLE_HEAD, table_rows(data)))
+    print(text_table(KTH_RELEASE_HEAD, kth_release_rows(data)))
     if args.json:
         # A results document 'heapkit report' takes, alone or next to a demo's results.json.
         doc = {"kind": "heapkit-demo", "version": 1, "meta": {}, "runs": [], "size_runs": [],

@@ -35,9 +35,11 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import native
+from . import progress as _progress
+from .cliargs import ListAction, byte_size, positive_int
 from .errors import HeapkitError
 
 __all__ = [
@@ -105,16 +107,18 @@ def _argv(app: str, *, pcap: str | os.PathLike | None = None, synthetic: str | N
     return argv
 
 
-def run(app: str, *, binary: str | os.PathLike | None = None, **options: Any) -> dict:
+def run(app: str, *, binary: str | os.PathLike | None = None,
+        progress: Callable[[int], None] | None = None, **options: Any) -> dict:
     """Run *app* once; hk-netapp's summary (its ``--json``) as a dict.
 
     options: pcap, synthetic (``SHAPE[,seed=..,packets=..,flows=..,modes=..,flowlen=..,rate=..]``),
     repeat, stagger_us, allocator, arena, rate, load, quantum, emit_trace (a .hkb path),
     departures (a file for the departure log: ``TIME_NS FLOW_HASH WIRE_LEN`` per packet).
+    progress: called with the packets read so far.
     """
     exe = str(binary) if binary is not None else str(find_binary())
-    full = [exe] + _argv(app, **options) + ["--json", "-"]
-    proc = subprocess.run(full, capture_output=True, text=True)
+    full = [exe] + _argv(app, **options) + ["--json", "-"] + (["--progress"] if progress else [])
+    proc = _progress.run(full, "hk-netapp: ", progress)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         if proc.returncode < 0:
@@ -231,7 +235,8 @@ def run_cli(args) -> int:
         os.close(fd)
         converted, emit = emit, tmp
     try:
-        summary = run(args.app, emit_trace=emit, **options)
+        with _progress.bar(desc=args.app, unit="pkt", unit_scale=True) as bar:
+            summary = run(args.app, emit_trace=emit, progress=_progress.reporter(bar), **options)
         if converted is not None:
             from .trace import Trace
 
@@ -260,17 +265,19 @@ def add_parser(sub) -> None:
     src.add_argument("--synthetic", metavar="SHAPE[,KEY=VALUE...]",
                      help="synthetic traffic: thin-spikes, fat-spikes, plateau or ramp; keys seed, "
                      "packets, flows, modes (%% of packets at the ACK/MTU modes), flowlen, rate")
-    s.add_argument("--repeat", type=_positive, metavar="N",
+    s.add_argument("--repeat", type=positive_int, metavar="N",
                    help="replay the capture N times with shifted flows and timestamps")
-    s.add_argument("--stagger", dest="stagger_us", type=_positive, metavar="US",
+    s.add_argument("--stagger", dest="stagger_us", type=positive_int, metavar="US",
                    help="time shift between copies, microseconds (default: a quarter of the capture)")
     s.add_argument("--allocator", metavar="NAME", help="catalog allocator (default tlsf)")
-    s.add_argument("--arena", metavar="BYTES", help="arena size, K/M/G suffixes (default 64M)")
+    s.add_argument("--arena", type=byte_size, metavar="BYTES",
+                   help="arena size, e.g. 64M (default 64M)")
     rate = s.add_mutually_exclusive_group()
-    rate.add_argument("--rate", type=_positive, metavar="BYTES_PER_S", help="output link rate")
-    rate.add_argument("--load", type=_positive, metavar="PCT",
+    rate.add_argument("--rate", type=byte_size, metavar="BYTES_PER_S",
+                      help="output link rate, e.g. 10M")
+    rate.add_argument("--load", type=positive_int, metavar="PCT",
                       help="output link rate as the input's mean rate over PCT%% (default 100)")
-    s.add_argument("--quantum", type=_positive, metavar="BYTES", help="DRR quantum (default 9216)")
+    s.add_argument("--quantum", type=byte_size, metavar="BYTES", help="DRR quantum (default 9216)")
     s.add_argument("--emit-trace", metavar="OUT", help="write the allocation trace (.hkb, .hkt, .hkt.gz)")
     s.add_argument("--departures", metavar="FILE",
                    help="log every departure: TIME_NS FLOW_HASH WIRE_LEN")
@@ -280,15 +287,14 @@ def add_parser(sub) -> None:
     s.add_argument("--out-dir", metavar="DIR",
                    help="with --default-traces: where to write them (default: the lab's cache, "
                    "build/netapps in a checkout)")
+    s.add_argument("--list", action=ListAction, names={"--allocator": allocators,
+                                                        "--synthetic": lambda: list(SHAPES)})
 
 
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        v = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+def allocators() -> list[str]:
+    """The catalog allocators hk-netapp runs (its --list)."""
+    proc = subprocess.run([str(find_binary()), "--list"], capture_output=True, text=True)
+    for line in proc.stdout.splitlines():
+        if line.startswith("allocators:"):
+            return line.split()[1:]
+    raise NetappError(f"hk-netapp --list printed no allocators (status {proc.returncode})")

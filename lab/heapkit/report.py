@@ -3,9 +3,13 @@
 
 Input: the JSON that ``heapkit demo`` saves (``kind: heapkit-demo``), or
 what ``heapkit bench --json`` / ``heapkit size --json`` save, or raw
-``hk-replay --json`` results, or ``heapkit explore``'s explore.json; several
-files are merged.  Without results the report runs
-:func:`heapkit.demo.collect` itself.
+``hk-replay --json`` results, or ``heapkit explore``'s explore.json, or
+``heapkit bench --target --json``'s; several files are merged.  (Without
+results, ``heapkit report`` runs :func:`heapkit.demo.collect` first.)
+
+This module renders only: it imports nothing that produces results, and
+demo, explore, kth_release and target import it for their own pages and
+tables (lab/tests/test_layering.py checks).
 
 Output: one HTML page with every plot embedded as a base64 PNG (matplotlib,
 Agg backend) and inline CSS, so it references nothing outside itself.
@@ -35,14 +39,14 @@ import json
 import math
 import os
 import platform
-import sys
-import time
 import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import progress as _progress
+from .boards import ARENA_SIZE, CORTEX_M3, get_target
 from .errors import HeapkitError
 
 # Section ids and headings, in page order (tests look for these headings).
@@ -125,13 +129,16 @@ def geomean(xs: Sequence[float]) -> float | None:
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
 
-def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table (first column left-aligned, the rest right-aligned)."""
-    cells = [list(map(str, header))] + [[str(c) for c in r] for r in rows]
+def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]],
+               right: Iterable[int] | None = None) -> str:
+    """A plain-text table: the columns in *right* right-aligned (default: all but the first
+    two), the others left-aligned; None shows as "-"."""
+    right = set(range(2, len(header)) if right is None else right)
+    cells = [list(map(str, header))] + [["-" if c is None else str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     out = []
     for n, r in enumerate(cells):
-        out.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+        out.append("  ".join(c.rjust(w) if i in right else c.ljust(w)
                              for i, (c, w) in enumerate(zip(r, widths))).rstrip())
         if n == 0:
             out.append("  ".join("-" * w for w in widths))
@@ -299,18 +306,41 @@ def merge(into: dict, other: dict) -> dict:
     return into
 
 
+_TRACE_HEADS = (b"HKTRACE\0", b"heapkit-trace ")
+_NOT_RESULTS = ("not a results file (the JSON of heapkit demo, bench --json, size --json, "
+                "explore or kth-release --json)")
+
+
+def _is_trace(head: bytes) -> bool:
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head)
+        except zlib.error:
+            return False
+    return head.startswith(_TRACE_HEADS)
+
+
 def load(paths: Iterable[str | os.PathLike]) -> dict:
+    """The results files *paths* merged; they are told from traces and other files by content."""
     data = _empty()
     for p in paths:
         try:
-            with open(p, encoding="utf-8") as f:
-                obj = json.load(f)
+            with open(p, "rb") as f:
+                raw = f.read()
         except FileNotFoundError:
             raise HeapkitError(f"{p}: no such file") from None
-        except json.JSONDecodeError as e:
-            raise HeapkitError(f"{p}: not JSON ({e})") from None
         except OSError as e:
             raise HeapkitError(f"{p}: {e.strerror or e}") from None
+        if not raw:
+            raise HeapkitError(f"{p}: empty file")
+        if _is_trace(raw[:1024]):
+            raise HeapkitError(f"{p}: a trace, not results: run `heapkit bench --json` first")
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise HeapkitError(f"{p}: {_NOT_RESULTS}") from None
+        except json.JSONDecodeError as e:
+            raise HeapkitError(f"{p}: {_NOT_RESULTS}: not JSON ({e})") from None
         try:
             merge(data, normalize(obj))
         except HeapkitError as e:
@@ -1175,15 +1205,30 @@ def section_kth(data: dict, st: Styles, figs: Figures) -> str:
     return "\n".join(parts)
 
 
+def kth_release_rows(data: dict) -> list[list[str]]:
+    """Rows of the kth-release table (:data:`KTH_RELEASE_HEAD`) from heapkit kth-release's measurements."""
+    rows = []
+    for c in data["configs"]:
+        rows.append([c["name"], f"{c['peak_mapped'] / 1024:.0f}", f"{c['final_mapped'] / 1024:.0f}",
+                     f"{c['final_used'] / 1024:.0f}",
+                     str(c.get("region_maps", "")), str(c.get("region_unmaps", "")),
+                     f"{c['malloc_p50']:.0f}", f"{c['malloc_mean']:.0f}", f"{c['free_mean']:.0f}",
+                     f"{c['wall_ms']:.0f}"])
+    return rows
+
+
+KTH_RELEASE_HEAD = ["configuration", "peak mapped KiB", "final mapped KiB", "final used KiB",
+                    "maps", "unmaps", "malloc p50 ns", "malloc mean ns", "free mean ns", "run ms"]
+
+
 def section_kth_release(kr: dict | None, figs: Figures) -> str:
     if not kr or not kr.get("configs"):
         why = f" ({esc(kr['error'])})" if kr and kr.get("error") else ""
         return ('<p class="na">Not in these results' + why + ": run <code>heapkit demo</code> or "
                 "<code>heapkit kth-release</code> (it needs libheapkit_malloc.so and "
                 "hk-kth-process from the CMake build).</p>")
-    from .kth_release import TABLE_HEAD, table_rows
     parts = [figs.img(fig_kth_release, (kr,), "kth memory with and without release to the OS")]
-    parts.append(table(TABLE_HEAD, table_rows(kr)))
+    parts.append(table(KTH_RELEASE_HEAD, kth_release_rows(kr)))
     parts.append(cap(
         f"The kth process ({kr['allocs']} allocations into {kr['slots']} slots, the same request "
         "sequence as the <code>kth</code> trace) calling malloc/free under "
@@ -1277,15 +1322,136 @@ def section_cse3320(data: dict) -> str:
     return "\n".join(parts)
 
 
+# --------------------------------------------------------------------------
+# heapkit explore's results (heapkit-explore documents)
+
+def _explore_cells(row: dict, names: Sequence[str], field: str, scale: float, digits: int) -> list[str]:
+    vals = []
+    for n in names:
+        c = row["per_trace"].get(n)
+        if c is None or c["status"] != "ok":
+            vals.append(None)
+        else:
+            vals.append(c[field] * scale)
+    ok = [v for v in vals if v is not None]
+    avg = f"{sum(ok) / len(ok):.{digits}f}" if len(ok) == len(vals) and ok else "-"
+    out = [avg]
+    for n, v in zip(names, vals):
+        c = row["per_trace"].get(n)
+        mark = "*" if c and c["status"] == "ok" and c["failures"] else ""
+        out.append("-" if v is None else f"{v:.{digits}f}{mark}")
+    return out
+
+
+def explore_table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of one application's table: fragmentation % per trace, work (thousands
+    of units) per trace, CPU ms per trace, each group led by its average over the traces."""
+    names = doc["traces"]
+    header = ["DM allocator", "frag avg %"] + [f"{n} %" for n in names] + \
+        ["work avg k"] + [f"{n} k" for n in names] + ["cpu avg ms"] + [f"{n} ms" for n in names]
+    rows = []
+    for r in doc["rows"] + [doc["average"]] + ([doc["chosen"]] if doc["chosen"] else []):
+        rows.append([r["label"]] + _explore_cells(r, names, "frag", 100, 1) + _explore_cells(r, names, "work", 1e-3, 1)
+                    + _explore_cells(r, names, "cpu_ns", 1e-6, 1))
+    return header, rows
+
+
+def explore_plot_png(doc: dict) -> bytes:
+    """Fig. 2: every feasible configuration (cost, fragmentation), the front, presets, choice."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7.5, 5), dpi=110)
+    unit = "work units" if doc["cost"] == "work" else "CPU ns"
+    if doc["cloud"]:
+        xs, ys = zip(*doc["cloud"])
+        ax.scatter([c for c in ys], [100 * f for f in xs], s=4, c="#9aa5b1", alpha=0.5, lw=0,
+                   label=f"{len(doc['cloud'])} feasible configurations")
+    if doc["front"]:
+        fx = [p["cost"] for p in doc["front"]]
+        fy = [100 * p["frag"] for p in doc["front"]]
+        ax.plot(fx, fy, "-o", c="#d62728", ms=3.5, lw=1.2, label=f"Pareto front ({len(fx)})")
+    field = "work" if doc["cost"] == "work" else "cpu_ns"
+    names = doc["traces"]
+    for k, r in enumerate(doc["rows"]):
+        cs = [r["per_trace"][n] for n in names]
+        if all(c and c["status"] == "ok" for c in cs):
+            x = sum(c[field] for c in cs) / len(cs)
+            y = 100 * sum(c["frag"] for c in cs) / len(cs)
+            fail = any(c["failures"] for c in cs)
+            ax.scatter([x], [y], marker="s", s=36, c="#1f77b4", zorder=3)
+            ax.annotate(r["label"] + (" (failures)" if fail else ""), (x, y), fontsize=8,
+                        xytext=(5, 10 - 9 * (k % 3)), textcoords="offset points")
+    if doc["chosen"]:
+        cs = [doc["chosen"]["per_trace"][n] for n in names]
+        x = sum(c[field] for c in cs) / len(cs)
+        y = 100 * sum(c["frag"] for c in cs) / len(cs)
+        ax.scatter([x], [y], marker="*", s=180, c="#2ca02c", edgecolors="k", zorder=4,
+                   label="chosen (most balanced)")
+    allx = [c[1] for c in doc["cloud"]] or [1]
+    if max(allx) > 20 * max(min(allx), 1):
+        ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=10)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(f"cost: mean {unit} per trace replay")
+    ax.set_ylabel("fragmentation % (symlog; peak footprint / peak requested - 1)")
+    ax.set_title(f"{doc['app']}: custom DM allocator exploration ({doc['configs']} configurations)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def explore_section(doc_all: dict, embed: Callable[[bytes], str] | None = None) -> str:
+    """heapkit explore's results (a heapkit-explore document) as HTML: tables, verdicts, plots;
+    explore.html and the lab report's section."""
+    import html as h
+    embed = embed or (lambda png: "data:image/png;base64," + base64.b64encode(png).decode())
+    out = []
+    t = doc_all.get("timing") or {}
+    if t:
+        per_app = t.get("configs_per_app") or {}
+        per_app = ", ".join(f"{h.escape(str(a))} {n}" for a, n in per_app.items()) \
+            if isinstance(per_app, dict) else h.escape(str(per_app))
+        out.append(f"<p>Configurations per application: {per_app}; "
+                   f"{t.get('evaluated', 0)} evaluated in this run in {t.get('wall_s', 0):.1f} s on "
+                   f"{t.get('workers', '?')} worker(s) ({h.escape(str(t.get('engine', '')))}); "
+                   f"{t.get('done_before', 0)} results came from the database.</p>")
+    out.append("<p>Fragmentation: peak footprint (bytes the allocator carved from its arena) over "
+               "peak live requested bytes, minus 1, as in the paper's Section 3. Work: one unit per "
+               "trace record plus free blocks examined, ordered-insert steps, splits and merges "
+               "(deterministic, the Pareto cost axis); CPU ms is the measured replay time on this "
+               "shared machine, for reference. * marks a run with failed allocations. The choice is "
+               "the front point nearest the utopia point when each axis is the relative excess over "
+               "the front's best value (memory = 1 + fragmentation, and cost).</p>")
+    for doc in doc_all.get("apps", []):
+        header, rows = explore_table_rows(doc)
+        out.append(f"<h3>{h.escape(doc['app'])}: {doc['configs']} configurations, "
+                   f"{doc['feasible']} feasible, {len(doc['front'])} on the front</h3>")
+        out.append("<table><tr>" + "".join(f"<th>{h.escape(c)}</th>" for c in header) + "</tr>" +
+                   "".join("<tr>" + "".join(f"<td>{h.escape(c)}</td>" for c in r) + "</tr>" for r in rows) +
+                   "</table>")
+        if doc["chosen"]:
+            out.append(f"<p>Chosen: <code>{h.escape(doc['chosen']['config'])}</code>"
+                       + (f", header <code>{h.escape(doc['header'])}</code>" if doc.get("header") else "")
+                       + (f", firmware: {h.escape(doc['firmware'].get('text', ''))}" if doc.get("firmware") else "")
+                       + "</p>")
+        out.append(f"<p>Against the presets: {h.escape(doc['verdict']['text'])}</p>")
+        out.append(f'<img alt="{h.escape(doc["app"])} Pareto front" src="{embed(explore_plot_png(doc))}">')
+    return "\n".join(out)
+
+
 def section_explore(data: dict) -> str:
     """heapkit explore's tables and Pareto plots (heapkit/explore.py renders them)."""
     docs = data["extra"].get("explore") or []
     if not docs:
         return ("<p>No exploration results here: run <code>heapkit explore</code> and pass its "
                 "OUTDIR/explore.json to <code>heapkit report</code> with the other results.</p>")
-    from . import explore
     try:
-        return "\n".join(explore.html_section(d) for d in docs)
+        return "\n".join(explore_section(d) for d in docs)
     except (KeyError, TypeError, ValueError) as e:
         raise HeapkitError(f"results: a heapkit-explore document is malformed ({e})") from None
 
@@ -1397,10 +1563,107 @@ def _meta_block(data: dict) -> str:
     return '<p class="meta">' + "; ".join(bits) + "</p>" if bits else ""
 
 
-def _target_section(docs: list) -> str:
-    """The Cortex-M3 section, written by heapkit/target.py from heapkit-target documents."""
-    from . import target
-    return target.report_section(docs)
+# --------------------------------------------------------------------------
+# Target results (heapkit bench --target cortex-m3|rv32: heapkit-target documents)
+
+def target_builds(data: dict) -> list[str]:
+    """The builds (optimisation level, and hardening level if asked for) a heapkit-target document holds."""
+    return data.get("builds") or data.get("opts", [])
+
+
+def target_summary_rows(data: dict, build: str) -> list[dict[str, Any]]:
+    """Per allocator in *build* (an optimisation level, or "level/hN" with --hardening):
+    pooled malloc/free p50 and max over the non-directed traces, the directed worst
+    case, failures, corruptions and .text bytes."""
+    rows: dict[str, dict[str, Any]] = {}
+    for r in data["runs"]:
+        if r.get("build", r["opt"]) != build or r.get("result") is None:
+            continue
+        row = rows.setdefault(r["allocator"], {"allocator": r["allocator"], "family": r["family"],
+                                               "hardening": r.get("hardening"),
+                                               "worst_malloc": None, "worst_free": None,
+                                               "failures": 0, "corrupt": 0, "traces": 0})
+        res = r["result"]
+        if r.get("directed"):
+            for k in ("malloc", "free"):
+                v = r["stats"][k]["max"]
+                if v is not None and (row[f"worst_{k}"] is None or v > row[f"worst_{k}"]):
+                    row[f"worst_{k}"] = v
+            continue
+        row["traces"] += 1
+        row["failures"] += res["failures"]["total"]
+        row["corrupt"] += sum(res["errors"].values())
+    for alloc, row in rows.items():
+        pooled = data["pooled"].get(build, {}).get(alloc, {})
+        for k in ("malloc", "free"):
+            st = pooled.get(k) or {}
+            row[f"{k}_p50"] = st.get("p50")
+            row[f"{k}_max"] = st.get("max")
+        row["text"] = data["text_bytes"].get(build, {}).get(alloc)
+    return list(rows.values())
+
+
+def target_description(data: dict) -> str:
+    """One line: the target, its counter and the calibration of this document."""
+    t = get_target(data.get("target", "cortex-m3"))
+    cal = data.get("calibration") or {}
+    raw = cal.get("raw_1000", cal.get("ticks_1000"))
+    unit = "SysTick ticks" if t is CORTEX_M3 else "minstret units, ns"
+    return (f"{t.title} ({t.machine}, -icount shift=7, {t.counter_desc}): instructions per call, "
+            f"exact; calibration: empty window {cal.get('empty')}, 1-instruction callee "
+            f"{cal.get('nop')}, 1000-instruction callee {cal.get('insns_1000')} ({raw} {unit}); "
+            f"arena {data.get('arena', ARENA_SIZE):,} bytes")
+
+
+def section_target(docs: Sequence[dict]) -> str:
+    """HTML for the target section of `heapkit report` from heapkit-target documents
+    (one per target run: Cortex-M3, RV32, any arena or hardening levels)."""
+    if not docs:
+        return ('<p class="na">No target results: run <code>heapkit bench --target cortex-m3 '
+                '--json FILE</code> (or <code>--target rv32</code>) and pass FILE to '
+                '<code>heapkit report</code>.</p>')
+    out = []
+    for data in docs:
+        t = get_target(data.get("target", "cortex-m3"))
+        host: dict[str, dict[str, list[float]]] = {}
+        for h in data.get("host") or []:
+            d = host.setdefault(h["allocator"], {"malloc": [], "free": []})
+            for k in ("malloc", "free"):
+                if h.get(f"{k}_p50") is not None:
+                    d[k].append(h[f"{k}_p50"])
+        cal = data.get("calibration") or {}
+        traces = [tr["name"] for tr in data.get("traces", []) if not tr.get("skipped")]
+        skipped = data.get("skipped_traces") or {}
+        for build in target_builds(data):
+            rows = []
+            for r in target_summary_rows(data, build):
+                hm = host.get(r["allocator"], {})
+                med = {k: (float(np.median(v)) if v else None) for k, v in hm.items()}
+                rows.append([r["allocator"], fmt_int(r["malloc_p50"]), fmt_int(r["malloc_max"]),
+                             fmt_int(r["free_p50"]), fmt_int(r["free_max"]),
+                             fmt_int(r["worst_malloc"]), fmt_int(r["worst_free"]),
+                             fmt_int(r["text"]), fmt_int(r["failures"]),
+                             (fmt_int(r["corrupt"]), "bad") if r["corrupt"] else "0",
+                             fmt_ns(med.get("malloc")), fmt_ns(med.get("free"))])
+            heading = build if t is CORTEX_M3 else f"{t.title}, {build}"
+            out.append(f"<h3>{esc(heading)}</h3>")
+            out.append(table(["allocator", "malloc p50", "malloc max", "free p50", "free max",
+                                  "worst-path malloc", "worst-path free", ".text bytes", "failures",
+                                  "errors", "host malloc p50 ns (median)", "host free p50 ns (median)"],
+                                 rows))
+        out.append(cap(
+            f"Exact instructions per call on {esc(t.machine)} ({esc(t.title)}, -icount "
+            f"shift=7, {esc(t.counter_desc)}; calibration: empty window {cal.get('empty')}, "
+            f"1-instruction callee {cal.get('nop')}, 1000-instruction callee "
+            f"{cal.get('insns_1000')}). p50 and max pool every call of the traces "
+            f"{esc(', '.join(tr for tr in traces if not tr.startswith('worst-')))}; worst-path "
+            f"columns are the directed worst-case traces. Arena {data.get('arena', 0):,} bytes "
+            f"(umm: 256 KiB at most; {t.libc}: its sbrk heap). .text = Berkeley text of the "
+            f"allocator's objects ({t.libc}: its prebuilt malloc members). Host columns: median "
+            f"over the traces of the host engine's p50 (noisy)."
+            + (" Skipped (too big for the board): " + esc("; ".join(f"{k}: {v}" for k, v in skipped.items()))
+               if skipped else "")))
+    return "\n".join(out)
 
 
 def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
@@ -1418,7 +1681,7 @@ def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
         "fits-cse3320": section_cse3320(data),
         "custom-dmm-network": section_explore(data),
         "traces": section_traces(data, st, figs),
-        "target": _target_section(data.get("target") or []),
+        "target": section_target(data.get("target") or []),
         "notes": section_notes(data),
     }
     nav = "".join(f'<li><a href="#{k}">{esc(v)}</a></li>' for k, v in SECTIONS.items())
@@ -1434,15 +1697,8 @@ def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
         out.append(body[key])
     out.append("</body></html>\n")
     page = "\n".join(out)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(figs.jobs), desc="plots", unit="plot", file=sys.stderr)
-    try:
-        return figs.fill(page, workers, bar.update if bar else None)
-    finally:
-        if bar:
-            bar.close()
+    with _progress.bar(total=len(figs.jobs), desc="plots", unit="plot", show=progress) as bar:
+        return figs.fill(page, workers, bar.update)
 
 
 def write_report(data: dict, path: str | os.PathLike, title: str = "heapkit report",
@@ -1470,24 +1726,3 @@ def host_description() -> str:
         pass
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs" + \
         (f", {model}" if model else "")
-
-
-def run(args) -> int:
-    """``heapkit report``: -o FILE, results files (any number), --quick, --title."""
-    paths = list(getattr(args, "results", None) or [])
-    out = getattr(args, "output", None) or "report.html"
-    title = getattr(args, "title", None) or "heapkit report"
-    t0 = time.perf_counter()
-    if paths:
-        data = load(paths)
-    else:
-        from . import demo
-        print("heapkit report: no --results given, running the demo runs first "
-              f"({'quick' if getattr(args, 'quick', False) else 'full'})", file=sys.stderr)
-        data = demo.collect(quick=bool(getattr(args, "quick", False)))
-    if not (data["runs"] or data["size_runs"] or data["extra"].get("explore") or data.get("target")):
-        raise HeapkitError("the results hold no runs")
-    path = write_report(data, out, title, workers=2, progress=True)
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, "
-          f"{time.perf_counter() - t0:.1f} s)")
-    return 0

@@ -52,19 +52,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from . import progress as _progress
+from .boards import ARENA_SIZE, CORTEX_M3, RV32, Target, get_target
 from .errors import HeapkitError
 from .native import BUILD_DIR, CACHE_DIR, SOURCE_ROOT
 from .trace import (NULL_ID, OP_ALIGNED, OP_CALLOC, OP_FREE, OP_MALLOC, OP_REALLOC, Trace)
 
 OPT_LEVELS = ("-O2", "-Os")
 HARDENING_LEVELS = (0, 1, 2, 3)
-ARENA_SIZE = 3_670_016                  # 3.5 MiB: what the Cortex-M3's 4 MiB RAM leaves (stack, .data, .bss)
 MIN_ARENA = 16 * 1024
 KINDS = ("malloc", "free", "calloc", "aligned", "realloc")
 KIND_NONE = 7
@@ -96,97 +96,6 @@ _PEER_CODE = {"freertos-heap4": "heap_4", "freertos-heap5": "heap_5", "o1heap": 
 
 class TargetError(HeapkitError):
     """Building or running the target driver failed; the message says where."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """One emulated core the driver runs on: toolchain, board port and memory budget."""
-    name: str                 # --target NAME
-    title: str                # "Cortex-M3"
-    machine: str              # "QEMU mps2-an385"
-    board: str                # ports/baremetal/<board>, run-qemu.sh's board name
-    cc: str
-    size: str
-    objdump: str
-    qemu: str
-    cpu_flags: tuple[str, ...]
-    link_flags: tuple[str, ...]
-    measure: str              # lab/target/<measure>: the measuring window
-    counter: str              # lab/target/<counter>: the counter and the arena's placement
-    counter_desc: str
-    freertos_port: str        # FreeRTOS-Kernel/portable/GCC/<port>
-    freertos_align: int       # its portBYTE_ALIGNMENT
-    freertos_flags: tuple[str, ...]  # extra flags for heap_4/heap_5 (their port header's inline asm)
-    libc: str                 # the C library's allocator: "newlib" or "picolibc"
-    libc_members: tuple[str, ...]
-    work_section: str         # where trace_blob.S puts the work arrays
-    arena_addr: int | None    # the arena's fixed address (--defsym), or None: a .bss array
-    max_arena: int
-    max_blob: int             # bytes of read-only memory left for the compact trace
-    max_work: int             # bytes for the work arrays
-    blob_region: str          # where the compact trace goes
-    work_region: str          # where the work arrays go
-    packages: str             # Debian packages with the tools
-
-    def fits(self, meta: dict[str, int], blob_bytes: int) -> str | None:
-        """None when the trace fits the board, else why not."""
-        if blob_bytes > self.max_blob:
-            return (f"its compact form is {blob_bytes / 2**20:.1f} MiB, more than the "
-                    f"{self.max_blob / 2**20:.1f} MiB of {self.blob_region} left for it")
-        work = 8 * (meta["records"] + 1) + 12 * (meta["slots"] + 1)
-        if work > self.max_work:
-            return (f"its work arrays need {work / 2**20:.1f} MiB of the "
-                    f"{self.max_work / 2**20:.0f} MiB {self.work_region} budget")
-        return None
-
-
-CORTEX_M3 = Target(
-    name="cortex-m3", title="Cortex-M3", machine="QEMU mps2-an385", board="mps2-an385",
-    cc="arm-none-eabi-gcc", size="arm-none-eabi-size", objdump="arm-none-eabi-objdump",
-    qemu="qemu-system-arm", cpu_flags=("-mcpu=cortex-m3", "-mthumb"),
-    link_flags=("--specs=rdimon.specs", "-nostartfiles"),
-    measure="measure_m3.S", counter="counter_m3.c", counter_desc="SysTick read around each call",
-    freertos_port="ARM_CM3", freertos_align=8, freertos_flags=(),
-    libc="newlib",
-    libc_members=("lib_a-mallocr.o", "lib_a-freer.o", "lib_a-reallocr.o", "lib_a-callocr.o",
-                  "lib_a-malignr.o", "lib_a-malloc.o", "lib_a-mlock.o", "lib_a-sbrkr.o"),
-    work_section=".psram.tgt",
-    arena_addr=0x20040000,             # above .data + .bss (< 256 KiB), below the 64 KiB stack
-    max_arena=ARENA_SIZE,
-    max_blob=3_670_016,                # of the 4 MiB flash; code and rodata take < 200 KiB
-    max_work=12 * 1024 * 1024,         # of the 16 MiB PSRAM; newlib's heap gets the rest
-    blob_region="flash", work_region="PSRAM",
-    packages="gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm")
-
-RV32 = Target(
-    name="rv32", title="RV32IMAC", machine="QEMU virt", board="riscv-virt",
-    cc="riscv64-unknown-elf-gcc", size="riscv64-unknown-elf-size",
-    objdump="riscv64-unknown-elf-objdump", qemu="qemu-system-riscv32",
-    cpu_flags=("-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs"),
-    link_flags=("--oslib=semihost", "-nostartfiles", "-Wl,--no-warn-rwx-segments"),
-    measure="measure_rv32.S", counter="counter_rv32.c", counter_desc="minstret read around each call",
-    freertos_port="RISC-V", freertos_align=16,
-    freertos_flags=("-march=rv32imac_zicsr",),   # portmacro.h's critical sections are CSR instructions
-    libc="picolibc",
-    libc_members=("nano-malloc-malloc.c.o", "nano-malloc-free.c.o", "nano-malloc-realloc.c.o",
-                  "nano-malloc-calloc.c.o", "nano-malloc-memalign.c.o", "libc_picolib_picosbrk.c.o"),
-    work_section=".bss.tgt",
-    arena_addr=None,                   # a .bss array of counter_rv32.c (128 MiB of RAM, all one region)
-    max_arena=32 * 1024 * 1024,
-    max_blob=32 * 1024 * 1024,
-    max_work=40 * 1024 * 1024,         # picolibc's heap gets what is left of the 128 MiB
-    blob_region="RAM", work_region="RAM",
-    packages="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc")
-
-TARGETS = {t.name: t for t in (CORTEX_M3, RV32)}
-
-
-def get_target(target: str | Target) -> Target:
-    if isinstance(target, Target):
-        return target
-    if target not in TARGETS:
-        raise HeapkitError(f"--target: unknown target {target!r} (have: {', '.join(TARGETS)})")
-    return TARGETS[target]
 
 
 # Kept for callers of the Cortex-M3-only module.
@@ -701,17 +610,11 @@ def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
             return lab, m, tdir, lines
 
         results = []
-        bar = None
-        if progress:
-            from tqdm import tqdm
-            bar = tqdm(total=len(jobs_list), desc=t.name, unit="run", file=sys.stderr)
-        with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        with _progress.bar(total=len(jobs_list), desc=t.name, unit="run", show=progress) as bar, \
+                cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
             for r in ex.map(one, jobs_list):
                 results.append(r)
-                if bar:
-                    bar.update()
-        if bar:
-            bar.close()
+                bar.update()
         calibration = None
         runs = []
         names: dict[str, list[str]] = {lab: [] for lab in labels}
@@ -899,169 +802,3 @@ def parse_hardening(text: str | None) -> list[int] | None:
         if int(p) not in out:
             out.append(int(p))
     return out
-
-
-def _builds(data: dict) -> list[str]:
-    return data.get("builds") or data.get("opts", [])
-
-
-def summary_rows(data: dict, build: str) -> list[dict[str, Any]]:
-    """Per allocator in *build* (an optimisation level, or "level/hN" with --hardening):
-    pooled malloc/free p50 and max over the non-directed traces, the directed worst
-    case, failures, corruptions and .text bytes."""
-    rows: dict[str, dict[str, Any]] = {}
-    for r in data["runs"]:
-        if r.get("build", r["opt"]) != build or r.get("result") is None:
-            continue
-        row = rows.setdefault(r["allocator"], {"allocator": r["allocator"], "family": r["family"],
-                                               "hardening": r.get("hardening"),
-                                               "worst_malloc": None, "worst_free": None,
-                                               "failures": 0, "corrupt": 0, "traces": 0})
-        res = r["result"]
-        if r.get("directed"):
-            for k in ("malloc", "free"):
-                v = r["stats"][k]["max"]
-                if v is not None and (row[f"worst_{k}"] is None or v > row[f"worst_{k}"]):
-                    row[f"worst_{k}"] = v
-            continue
-        row["traces"] += 1
-        row["failures"] += res["failures"]["total"]
-        row["corrupt"] += sum(res["errors"].values())
-    for alloc, row in rows.items():
-        pooled = data["pooled"].get(build, {}).get(alloc, {})
-        for k in ("malloc", "free"):
-            st = pooled.get(k) or {}
-            row[f"{k}_p50"] = st.get("p50")
-            row[f"{k}_max"] = st.get("max")
-        row["text"] = data["text_bytes"].get(build, {}).get(alloc)
-    return list(rows.values())
-
-
-def describe(data: dict) -> str:
-    """One line: the target, its counter and the calibration of this document."""
-    t = get_target(data.get("target", "cortex-m3"))
-    cal = data.get("calibration") or {}
-    raw = cal.get("raw_1000", cal.get("ticks_1000"))
-    unit = "SysTick ticks" if t is CORTEX_M3 else "minstret units, ns"
-    return (f"{t.title} ({t.machine}, -icount shift=7, {t.counter_desc}): instructions per call, "
-            f"exact; calibration: empty window {cal.get('empty')}, 1-instruction callee "
-            f"{cal.get('nop')}, 1000-instruction callee {cal.get('insns_1000')} ({raw} {unit}); "
-            f"arena {data.get('arena', ARENA_SIZE):,} bytes")
-
-
-def run_bench(args, cli) -> int:
-    """`heapkit bench --target cortex-m3|rv32`: the host replays (timings, unless
-    --no-host) and the target's instruction counts, side by side."""
-    t = get_target(args.target)
-    opts = parse_opts(args.opt)
-    hardening = parse_hardening(getattr(args, "hardening", None))
-    arena = check_arena(args.arena, t) if getattr(args, "arena", None) else ARENA_SIZE
-    allocs = [a.strip() for a in args.alloc.split(",") if a.strip()] if args.alloc else None
-    if not args.trace and not args.workload and not args.worst_case:
-        raise HeapkitError("give at least one --trace FILE, --workload NAME or --worst-case")
-    with tempfile.TemporaryDirectory(prefix="heapkit-") as tmp:
-        named = cli._prepare_traces(args, tmp)
-        traces: list[tuple] = [(name, Trace.load(path)) for name, path in named]
-        if args.worst_case:
-            traces += worst_case_traces(arena)
-        data = bench(traces, allocs, opts, jobs=args.jobs, progress=True, target=t, arena=arena,
-                     hardening=hardening, uniform=getattr(args, "uniform", False))
-        host: dict[tuple[str, str], dict] = {}
-        if not args.no_host and named:
-            engine = cli._engine()
-            on_host = set(engine.list_allocators())
-            names = {r["allocator"] for r in data["runs"] if r.get("result")}
-            kw = {"arena": arena} if getattr(args, "arena", None) else {}
-            for name, path in named:
-                for a in sorted(names & on_host):
-                    res = cli._run_engine("replay", engine.replay, a, name, path, a, **kw)
-                    host[(a, name)] = cli.bench_row(res)
-        data["host"] = [{"allocator": a, "trace": tr, **row} for (a, tr), row in host.items()]
-    for name, why in data["skipped_traces"].items():
-        print(f"skipped {name}: {why}", file=sys.stderr)
-    print(describe(data))
-    for build in _builds(data):
-        rows = []
-        for r in data["runs"]:
-            if r.get("build", r["opt"]) != build:
-                continue
-            if r.get("result") is None:
-                rows.append([r["allocator"], r["trace"]] + [None] * 10 + [f"skipped: {r['skipped']}"])
-                continue
-            st, res = r["stats"], r["result"]
-            h = host.get((r["allocator"], r["trace"]), {})
-            rows.append([r["allocator"], r["trace"], res["failures"]["total"],
-                         st["malloc"]["p50"], st["malloc"]["p999"], st["malloc"]["max"],
-                         st["free"]["p50"], st["free"]["max"], st["realloc"]["max"],
-                         sum(res["errors"].values()),
-                         cli._num(h.get("malloc_p50")), cli._num(h.get("free_p50")), ""])
-        print(f"\n{t.name} {build}: per trace")
-        print(cli._table(["allocator", "trace", "fail", "malloc p50", "malloc p99.9", "malloc max",
-                          "free p50", "free max", "realloc max", "errors", "host malloc p50 ns",
-                          "host free p50 ns", "note"], rows, right=set(range(2, 12))))
-    for build in _builds(data):
-        rows = [[r["allocator"], r["malloc_p50"], r["malloc_max"], r["free_p50"], r["free_max"],
-                 r["worst_malloc"], r["worst_free"], r["text"], r["failures"], r["corrupt"]]
-                for r in summary_rows(data, build)]
-        print(f"\n{t.name} {build}: over all traces (instructions; worst path = directed test)")
-        print(cli._table(["allocator", "malloc p50", "malloc max", "free p50", "free max",
-                          "worst-path malloc", "worst-path free", ".text bytes", "failures", "errors"],
-                         rows, right=set(range(1, 10))))
-    if args.json:
-        cli._write_json(args.json, data)
-    return 0
-
-
-# --------------------------------------------------------------------------
-# The report's section (heapkit report RESULTS..., with heapkit-target files)
-
-def report_section(docs: Sequence[dict]) -> str:
-    """HTML for the target section of `heapkit report` from heapkit-target documents
-    (one per target run: Cortex-M3, RV32, any arena or hardening levels)."""
-    from . import report as rep
-    if not docs:
-        return ('<p class="na">No target results: run <code>heapkit bench --target cortex-m3 '
-                '--json FILE</code> (or <code>--target rv32</code>) and pass FILE to '
-                '<code>heapkit report</code>.</p>')
-    out = []
-    for data in docs:
-        t = get_target(data.get("target", "cortex-m3"))
-        host: dict[str, dict[str, list[float]]] = {}
-        for h in data.get("host") or []:
-            d = host.setdefault(h["allocator"], {"malloc": [], "free": []})
-            for k in ("malloc", "free"):
-                if h.get(f"{k}_p50") is not None:
-                    d[k].append(h[f"{k}_p50"])
-        cal = data.get("calibration") or {}
-        traces = [tr["name"] for tr in data.get("traces", []) if not tr.get("skipped")]
-        skipped = data.get("skipped_traces") or {}
-        for build in _builds(data):
-            rows = []
-            for r in summary_rows(data, build):
-                hm = host.get(r["allocator"], {})
-                med = {k: (float(np.median(v)) if v else None) for k, v in hm.items()}
-                rows.append([r["allocator"], rep.fmt_int(r["malloc_p50"]), rep.fmt_int(r["malloc_max"]),
-                             rep.fmt_int(r["free_p50"]), rep.fmt_int(r["free_max"]),
-                             rep.fmt_int(r["worst_malloc"]), rep.fmt_int(r["worst_free"]),
-                             rep.fmt_int(r["text"]), rep.fmt_int(r["failures"]),
-                             (rep.fmt_int(r["corrupt"]), "bad") if r["corrupt"] else "0",
-                             rep.fmt_ns(med.get("malloc")), rep.fmt_ns(med.get("free"))])
-            heading = build if t is CORTEX_M3 else f"{t.title}, {build}"
-            out.append(f"<h3>{rep.esc(heading)}</h3>")
-            out.append(rep.table(["allocator", "malloc p50", "malloc max", "free p50", "free max",
-                                  "worst-path malloc", "worst-path free", ".text bytes", "failures",
-                                  "errors", "host malloc p50 ns (median)", "host free p50 ns (median)"],
-                                 rows))
-        out.append(rep.cap(
-            f"Exact instructions per call on {rep.esc(t.machine)} ({rep.esc(t.title)}, -icount "
-            f"shift=7, {rep.esc(t.counter_desc)}; calibration: empty window {cal.get('empty')}, "
-            f"1-instruction callee {cal.get('nop')}, 1000-instruction callee "
-            f"{cal.get('insns_1000')}). p50 and max pool every call of the traces "
-            f"{rep.esc(', '.join(tr for tr in traces if not tr.startswith('worst-')))}; worst-path "
-            f"columns are the directed worst-case traces. Arena {data.get('arena', 0):,} bytes "
-            f"(umm: 256 KiB at most; {t.libc}: its sbrk heap). .text = Berkeley text of the "
-            f"allocator's objects ({t.libc}: its prebuilt malloc members). Host columns: median "
-            f"over the traces of the host engine's p50 (noisy)."
-            + (" Skipped (too big for the board): " + rep.esc("; ".join(f"{k}: {v}" for k, v in skipped.items()))
-               if skipped else "")))
-    return "\n".join(out)

@@ -7,14 +7,18 @@ A :class:`Trace` is a numpy structured array whose dtype is exactly the
     op u1 | reserved u1 | tid u2 | id u4 | size u4 | aux u4     (little-endian)
 
 so writing ``.hkb`` is one ``tobytes()`` and reading it is one
-``frombuffer()``.  Text (``.hkt``, ``.hkt.gz``) in the canonical layout
-(single spaces, LF line ends) is tokenised and converted by numpy
-without a per-line Python loop (2.45M events in about 2 s); anything else
-falls back to a line-by-line parser that also accepts tabs, repeated
-spaces and CRLF, and names the line of any error.  Every rule that can be
-checked on whole columns (number ranges, dense ids, liveness of freed
-ids, power-of-two alignments) is vectorised and run once over the
-finished array, then mapped back to the line or record that broke it.
+``frombuffer()``.  Text (``.hkt``, ``.hkt.gz``) is read as a stream, a few
+MiB of whole lines at a time, so memory follows the events, not the
+bytes (a gzip file of comment lines costs nothing).  Each piece in the
+canonical layout (single spaces, LF line ends) is tokenised and converted by
+numpy without a per-line Python loop (2.45M events in about 2 s); anything
+else falls back to a line-by-line parser that also accepts tabs, repeated
+spaces and CRLF, and names the line of any error.  Number ranges are
+checked per piece; every rule that needs the whole trace (dense ids,
+liveness of freed ids, power-of-two alignments) is vectorised and run once
+over the finished array, then mapped back to the line or record that
+broke it.  A text file must end with a line end: one that does not is
+reported as truncated.
 
 Thread ids are stored in 16 bits, as in the binary form: a larger ``tTID``
 in a text trace is truncated, as the format allows.
@@ -22,6 +26,7 @@ in a text trace is truncated, as the format allows.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
@@ -31,7 +36,7 @@ import zlib
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 import numpy as np
 
@@ -217,14 +222,18 @@ class TraceBuilder:
     """Appends events and hands out dense ids; :meth:`build` validates.
 
     Sizes must already fit in 32 bits (callers check and report with their
-    own file and line); thread ids are truncated to 16 bits.
+    own file and line); thread ids are truncated to 16 bits. More than
+    *max_ids* allocations (at most what 32-bit ids allow) is a HeapkitError
+    naming *what*.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_ids: int = NULL_ID, what: str = "trace") -> None:
         # Five u32 per event (op, tid, id, size, aux): one extend() per event
         # is the cheapest append CPython offers; build() reshapes it.
         self.flat = array("I")
         self.next_id = 0
+        self.max_ids = min(max_ids, NULL_ID)
+        self.what = what
 
     def __len__(self) -> int:
         return len(self.flat) // 5
@@ -234,6 +243,8 @@ class TraceBuilder:
 
     def _new(self, op: int, tid: int, size: int, aux: int) -> int:
         ident = self.next_id
+        if ident >= self.max_ids:
+            raise HeapkitError(f"{self.what}: more than {self.max_ids:,} allocations")
         self.next_id = ident + 1
         self._add(op, tid, ident, size, aux)
         return ident
@@ -268,13 +279,33 @@ class TraceBuilder:
 # Validation
 
 def _request_bytes(rec: np.ndarray) -> np.ndarray:
-    """Requested bytes of each event as int64 (0 for frees)."""
+    """Requested bytes of each event as uint64 (0 for frees; a calloc's can pass 2**63)."""
     op = rec["op"]
-    size = rec["size"].astype(np.int64)
-    out = np.where(op == OP_FREE, 0, size)
+    size = rec["size"].astype(np.uint64)
+    out = np.where(op == OP_FREE, np.uint64(0), size)
     calloc = op == OP_CALLOC
-    out[calloc] = size[calloc] * rec["aux"][calloc].astype(np.int64)
+    out[calloc] = size[calloc] * rec["aux"][calloc].astype(np.uint64)
     return out
+
+
+def _exact_sum(x: np.ndarray) -> int:
+    """The sum of uint64 values as a Python int: their 32-bit halves are summed apart."""
+    return (int((x >> np.uint64(32)).sum(dtype=np.uint64)) << 32) + \
+        int((x & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
+
+
+def _wide_running_sum(plus: np.ndarray, minus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Running sum of plus - minus (uint64 each) without overflow, as (high, low) int64 halves
+    of the value: value = high * 2**32 + low with 0 <= low < 2**32, compared lexicographically."""
+    mask = np.uint64(0xFFFFFFFF)
+    hi = np.cumsum((plus >> np.uint64(32)).astype(np.int64) - (minus >> np.uint64(32)).astype(np.int64))
+    lo = np.cumsum((plus & mask).astype(np.int64) - (minus & mask).astype(np.int64))
+    return hi + (lo >> 32), lo & 0xFFFFFFFF
+
+
+def _wide_max(hi: np.ndarray, lo: np.ndarray) -> int:
+    top = hi.max()
+    return (int(top) << 32) + int(lo[hi == top].max())
 
 
 def _kills(rec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -380,6 +411,7 @@ def validate_records(rec: np.ndarray, source: str, *, lines: np.ndarray | None =
 
 
 def trace_stats(rec: np.ndarray) -> TraceStats:
+    """Byte figures are exact Python ints: a calloc can ask for almost 2**64 bytes."""
     op = rec["op"]
     n = len(rec)
     by_op = {OP_NAMES[o]: int(np.count_nonzero(op == o)) for o in ALL_OPS}
@@ -387,14 +419,14 @@ def trace_stats(rec: np.ndarray) -> TraceStats:
     req = _request_bytes(rec)
     is_alloc = np.isin(op, ALLOC_OPS)
     n_ids = int(np.count_nonzero(is_alloc))
-    by_id = np.zeros(n_ids, dtype=np.int64)
+    by_id = np.zeros(n_ids, dtype=np.uint64)
     by_id[rec["id"][is_alloc]] = req[is_alloc]
     kpos, killed = _kills(rec)
-    dbytes = req.copy()
-    dbytes[kpos] -= by_id[killed]      # one kill per event: no repeated positions
+    freed = np.zeros(n, dtype=np.uint64)
+    freed[kpos] = by_id[killed]        # one kill per event: no repeated positions
     dblocks = is_alloc.astype(np.int64)
     dblocks[kpos] -= 1
-    live_bytes = np.cumsum(dbytes)
+    live_hi, live_lo = _wide_running_sum(req, freed)
     live_blocks = np.cumsum(dblocks)
     tids = np.unique(rec["tid"]).tolist() if n else []
     return TraceStats(
@@ -403,11 +435,11 @@ def trace_stats(rec: np.ndarray) -> TraceStats:
         realloc_null=realloc_null,
         ids=n_ids,
         live_at_end=int(live_blocks[-1]) if n else 0,
-        live_bytes_at_end=int(live_bytes[-1]) if n else 0,
-        peak_live_bytes=int(max(live_bytes.max(), 0)) if n else 0,
+        live_bytes_at_end=(int(live_hi[-1]) << 32) + int(live_lo[-1]) if n else 0,
+        peak_live_bytes=_wide_max(live_hi, live_lo) if n else 0,
         peak_live_blocks=int(max(live_blocks.max(), 0)) if n else 0,
         max_size=int(req.max()) if n else 0,
-        total_requested=int(req.sum()),
+        total_requested=_exact_sum(req),
         threads=len(tids),
         tids=tids,
     )
@@ -424,9 +456,12 @@ def live_counts(rec: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------
 # Binary form
 
-def _parse_binary(data: bytes, source: str) -> np.ndarray:
+def _parse_binary(data: bytes | bytearray, source: str) -> np.ndarray:
+    if not data:
+        raise TraceError(source, "empty file")
     if len(data) < BIN_HEADER_SIZE:
-        raise TraceError(source, f"file too short for the {BIN_HEADER_SIZE}-byte header")
+        raise TraceError(source, f"truncated: {len(data)} bytes, shorter than the "
+                                 f"{BIN_HEADER_SIZE}-byte header")
     magic, version, flags, count, n_ids, reserved = _BIN_HEADER.unpack_from(data)
     if magic != BIN_MAGIC:
         raise TraceError(source, "not a heapkit binary trace (bad magic)")
@@ -434,11 +469,16 @@ def _parse_binary(data: bytes, source: str) -> np.ndarray:
         raise TraceError(source, f"unsupported binary trace version {version}")
     if flags != 0 or reserved != 0:
         raise TraceError(source, "header flags/reserved fields are not 0")
-    body = len(data) - BIN_HEADER_SIZE
-    if body != count * RECORD_DTYPE.itemsize:
-        raise TraceError(source, f"header says {count} records but the file holds "
-                                 f"{body / RECORD_DTYPE.itemsize:g}")
-    rec = np.frombuffer(data, dtype=RECORD_DTYPE, count=count, offset=BIN_HEADER_SIZE).copy()
+    whole, part = divmod(len(data) - BIN_HEADER_SIZE, RECORD_DTYPE.itemsize)
+    if count > whole:
+        raise TraceError(source, f"truncated: the header says {count} records but the file "
+                                 f"holds {whole}" + (" and part of another" if part else ""))
+    if count < whole or part:
+        raise TraceError(source, f"{len(data) - BIN_HEADER_SIZE - count * RECORD_DTYPE.itemsize} "
+                                 f"bytes after the header's {count} records")
+    rec = np.frombuffer(data, dtype=RECORD_DTYPE, count=count, offset=BIN_HEADER_SIZE)
+    if not rec.flags.writeable:
+        rec = rec.copy()
     validate_records(rec, source, binary=True)
     actual = int(np.count_nonzero(np.isin(rec["op"], ALLOC_OPS)))
     if actual != n_ids:
@@ -466,29 +506,24 @@ _NO_TOKEN = -2          # column value for a field the op does not have
 _NULL_OLD = -1          # realloc(NULL) while parsing
 
 
-def _fast_columns(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
-    """Vectorised parse of canonical .hkt bytes into (cols, line numbers).
+def _fast_columns(body: bytes, first_line: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Vectorised parse of whole lines of canonical .hkt events into (cols, line numbers),
+    *first_line* being the number of the first.
 
     cols has one row per event: op, tid, id, size, aux (int64; aux -1 for
     realloc(NULL)).  Returns None as soon as anything is not canonical
     (extra spaces, CR, odd characters, a malformed line...): the line-by-line
     parser then either accepts it or reports the exact line.
     """
-    head = (TEXT_HEADER + "\n").encode()
-    if not data.startswith(head):
-        return None
-    body = data[len(head):]
     if not body:
         return np.zeros((0, 5), np.int64), np.zeros(0, np.int64)
-    if not body.endswith(b"\n"):
-        body += b"\n"
     buf = np.frombuffer(body, dtype=np.uint8)
     nl = np.flatnonzero(buf == 10)
     starts = np.concatenate(([0], nl[:-1] + 1))
     lens = nl - starts
     first = buf[starts]                      # '\n' for an empty line
     event = (lens > 0) & (first != ord("#"))
-    line_no = np.flatnonzero(event) + 2      # the header is line 1
+    line_no = np.flatnonzero(event) + first_line
     if not event.all():
         buf = buf[np.repeat(event, lens + 1)]
     if len(line_no) == 0:
@@ -552,35 +587,31 @@ def _fast_columns(data: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     return cols, line_no
 
 
-def _slow_columns(text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
-    """Line-by-line parse; lenient about whitespace, exact about errors."""
+def _slow_columns(text: str, source: str, first_line: int) -> tuple[np.ndarray, np.ndarray]:
+    """Line-by-line parse of whole lines of events, the first numbered *first_line*;
+    lenient about whitespace, exact about errors."""
     if "+" in text or "_" in text or "-" in text:
         m = _BAD_NUMBER.search(text)
         if m:
             raise TraceError(source, "malformed line: numbers are plain decimal",
-                             line=_line_of_offset(text, m.start()))
+                             line=first_line - 1 + _line_of_offset(text, m.start()))
     if not text.isascii():
         m = _NON_ASCII.search(text)
         if m:
             raise TraceError(source, "malformed line: non-ASCII character",
-                             line=_line_of_offset(text, m.start()))
+                             line=first_line - 1 + _line_of_offset(text, m.start()))
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    if not lines or lines[0].rstrip("\r") != TEXT_HEADER:
-        first = lines[0] if lines else ""
-        if first.startswith("heapkit-trace "):
-            raise TraceError(source, f"unsupported trace version {first[14:].strip()!r}", line=1)
-        raise TraceError(source, f"expected the header line {TEXT_HEADER!r}", line=1)
 
     recs: list[tuple[int, int, int, int, int, int]] = []
     ap = recs.append
     M, C, A, R, F = OP_MALLOC, OP_CALLOC, OP_ALIGNED, OP_REALLOC, OP_FREE
     NULL = _NULL_OLD
-    ln = 1
+    ln = first_line
     try:
-        for ln in range(2, len(lines) + 1):
-            parts = lines[ln - 1].split()
+        for ln, line in enumerate(lines, first_line):
+            parts = line.split()
             if not parts or parts[0][0] == "#":
                 continue
             tid = 0
@@ -617,20 +648,25 @@ def _slow_columns(text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
     return cols[:, :5], cols[:, 5]
 
 
-def _parse_text(data: bytes | str, source: str) -> np.ndarray:
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    fast = _fast_columns(data)
+# Text is parsed this many bytes of whole lines at a time; no line may be longer than MAX_LINE.
+TEXT_CHUNK = 4 << 20
+MAX_LINE = 4096
+
+
+def _parse_chunk(data: bytes, source: str, first_line: int) -> tuple[np.ndarray, np.ndarray]:
+    """Records and their line numbers from whole lines of events, range-checked (the
+    rules that need the whole trace are checked later, by validate_records)."""
+    fast = _fast_columns(data, first_line)
     if fast is None:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise TraceError(source, "not UTF-8 text",
-                             line=data.count(b"\n", 0, e.start) + 1) from None
-        fast = _slow_columns(text, source)
+                             line=first_line + data.count(b"\n", 0, e.start)) from None
+        fast = _slow_columns(text, source, first_line)
     cols, line_no = fast
     if len(cols) == 0:
-        return np.zeros(0, dtype=RECORD_DTYPE)
+        return np.zeros(0, dtype=RECORD_DTYPE), line_no
     op = cols[:, 0]
     # Range checks, earliest first.
     problems: list[tuple[int, str]] = []
@@ -656,8 +692,58 @@ def _parse_text(data: bytes | str, source: str) -> np.ndarray:
     rec["id"] = cols[:, 2]
     rec["size"] = cols[:, 3]
     rec["aux"] = np.where((op == OP_REALLOC) & (aux == _NULL_OLD), NULL_ID, aux)
-    validate_records(rec, source, lines=line_no)
+    return rec, line_no
+
+
+def _check_header(line: bytes, source: str) -> None:
+    if line.rstrip(b"\r") == TEXT_HEADER.encode():
+        return
+    if line.startswith(b"heapkit-trace "):
+        version = line[14:].decode("utf-8", "replace").strip()
+        raise TraceError(source, f"unsupported trace version {version!r}", line=1)
+    raise TraceError(source, f"expected the header line {TEXT_HEADER!r}", line=1)
+
+
+def _parse_text_stream(f: IO[bytes], source: str) -> np.ndarray:
+    """Parse and validate .hkt text read from *f*, TEXT_CHUNK bytes at a time."""
+    parts: list[np.ndarray] = []
+    lines: list[np.ndarray] = []
+    carry = b""
+    line = 1                     # number of the first line in carry
+    header = True
+    while True:
+        block = f.read(TEXT_CHUNK)
+        data = carry + block if carry else block
+        if not block:
+            if not data and header:
+                raise TraceError(source, "empty file")
+            if data:
+                raise TraceError(source, "truncated: the last line has no line end", line=line)
+            break
+        cut = data.rfind(b"\n") + 1
+        if len(data) - cut > MAX_LINE:
+            raise TraceError(source, f"malformed line: longer than {MAX_LINE} bytes",
+                             line=line + data.count(b"\n", 0, cut))
+        chunk, carry = data[:cut], data[cut:]
+        if not chunk:
+            continue
+        if header:
+            end = chunk.index(b"\n")
+            _check_header(chunk[:end], source)
+            chunk, line, header = chunk[end + 1:], 2, False
+        rec, ln = _parse_chunk(chunk, source, line)
+        parts.append(rec)
+        lines.append(ln)
+        line += chunk.count(b"\n")
+    rec = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
+    validate_records(rec, source, lines=np.concatenate(lines) if lines else None)
     return rec
+
+
+def _parse_text(data: bytes | str, source: str) -> np.ndarray:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return _parse_text_stream(io.BytesIO(data), source)
 
 
 def write_text(rec: np.ndarray, out: IO[str]) -> None:
@@ -687,10 +773,10 @@ def write_text(rec: np.ndarray, out: IO[str]) -> None:
 # --------------------------------------------------------------------------
 # Files
 
-def read_bytes(path: str | os.PathLike) -> bytes:
+def open_source(path: str | os.PathLike) -> IO[bytes]:
+    """*path* opened for reading bytes, or a HeapkitError naming it."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return open(path, "rb")
     except FileNotFoundError:
         raise HeapkitError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -699,22 +785,44 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         raise HeapkitError(f"{path}: {e.strerror or e}") from None
 
 
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The whole file, for binary formats (their size follows the events), or a
+    HeapkitError naming it."""
+    with open_source(path) as f:
+        return f.read()
+
+
+@contextlib.contextmanager
+def gzip_errors(source: str) -> Iterator[None]:
+    """Reading a gzip stream of *source*: its errors as TraceErrors naming it."""
+    try:
+        yield
+    except EOFError:
+        raise TraceError(source, "truncated: the gzip data ends early") from None
+    except (gzip.BadGzipFile, zlib.error) as e:
+        raise TraceError(source, f"corrupt gzip data ({e})") from None
+
+
 def read_trace(path: str | os.PathLike) -> Trace:
     """Read a heapkit trace in any of its encodings, decided by content."""
     source = str(path)
-    data = read_bytes(path)
-    form = sniff_form(data[:1024])
-    if form == FORM_BINARY:
-        return Trace(_parse_binary(data, source), source, validate=False)
-    if form == FORM_GZ:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as e:
-            raise TraceError(source, f"corrupt gzip data ({e})") from None
-    elif form is None:
-        raise TraceError(source, "not a heapkit trace (expected 'heapkit-trace 1' "
-                                 "or the HKTRACE binary header)")
-    return Trace(_parse_text(data, source), source, validate=False)
+    with open_source(path) as f:
+        head = f.read(1024)
+        form = sniff_form(head)
+        if form == FORM_BINARY:
+            data = bytearray(head)
+            data += f.read()
+            return Trace(_parse_binary(data, source), source, validate=False)
+        if form is None:
+            if not head:
+                raise TraceError(source, "empty file")
+            raise TraceError(source, "not a heapkit trace (expected 'heapkit-trace 1' "
+                                     "or the HKTRACE binary header)")
+        f.seek(0)
+        if form == FORM_GZ:
+            with gzip_errors(source), gzip.GzipFile(fileobj=f) as z:
+                return Trace(_parse_text_stream(z, source), source, validate=False)
+        return Trace(_parse_text_stream(f, source), source, validate=False)
 
 
 def write_trace(trace: Trace, path: str | os.PathLike, form: str | None = None) -> None:

@@ -22,6 +22,14 @@ change between versions):
 Different seeds give different traces (for ``cse3320`` and ``robson``
 the seed only reorders events within the structure the paper fixes; see
 their docstrings).
+
+Bounds
+------
+Every parameter has an upper bound (:attr:`Workload.maxima`, printed by
+``heapkit workloads``), and no generator makes more than
+:data:`MAX_ALLOCS` allocations (so at most twice as many events, about
+400 MB while generating): larger values are refused with one line
+instead of running for minutes and taking gigabytes.
 """
 
 from __future__ import annotations
@@ -37,6 +45,12 @@ from .errors import HeapkitError
 from .trace import Trace, TraceBuilder
 
 _M64 = (1 << 64) - 1
+U32 = (1 << 32) - 1
+MAX_ALLOCS = 5_000_000
+
+
+def _builder(what: str) -> TraceBuilder:
+    return TraceBuilder(max_ids=MAX_ALLOCS, what=what)
 
 
 class Rng:
@@ -132,7 +146,7 @@ def itc(seed: int = 1, producers: int = 10, consumers: int = 10, burst: int = 20
     _need(burst >= 1 and pop >= 1 and block >= 1, "itc: burst, pop and block must be >= 1")
     _need(max_time_producer >= 1 and max_time_consumer >= 1, "itc: max times must be >= 1")
     _need(duration >= 1, "itc: duration must be >= 1")
-    b = TraceBuilder()
+    b = _builder("itc")
     lcg = seed & 0xFFFFFFFF
 
     def wait(max_time: int) -> int:
@@ -207,7 +221,7 @@ def kth(seed: int = 1, allocs: int = 50000, slots: int = 4096, header: int = 24)
     _need(0 <= header < KTH_MIN_BLOCK, f"kth: header must be in [0, {KTH_MIN_BLOCK})")
     rng = Rng(seed)
     bounds = kth_level_bounds(header)
-    b = TraceBuilder()
+    b = _builder("kth")
     buf: list[int | None] = [None] * slots
     for _ in range(allocs):
         lo, hi = bounds[rng.below(KTH_LEVELS)]
@@ -261,7 +275,7 @@ def cse3320(seed: int = 1, rounds: int = 500, shuffle: int = 1) -> Trace:
     """
     _need(rounds >= 1, "cse3320: rounds must be >= 1")
     rng = Rng(seed)
-    b = TraceBuilder()
+    b = _builder("cse3320")
     for _ in range(rounds):
         freed, kept = list(CSE_FREED), list(CSE_KEPT)
         step3 = list(CSE_REUSE) + [CSE_GROW]
@@ -315,7 +329,7 @@ def buddy_paper(seed: int = 1, rounds: int = 100, region: int = 65536, timing_al
     _need(1 <= min_size <= max_size // 4, "buddy-paper: need 1 <= min_size <= max_size/4")
     _need(0 < fill_pct <= 100 and region > 0, "buddy-paper: fill_pct in (0, 100], region > 0")
     rng = Rng(seed)
-    b = TraceBuilder()
+    b = _builder("buddy-paper")
     target = region * fill_pct // 100
     for _ in range(rounds):
         timed = [b.malloc(rng.between(min_size, max_size)) for _ in range(timing_allocs)]
@@ -360,12 +374,12 @@ def _size_classes(rng: Rng, classes: int, lo: int, hi: int) -> tuple[list[int], 
 class _Phased:
     """Short-lived 'noise' objects shared by the three phase patterns."""
 
-    def __init__(self, seed: int, classes: int, min_size: int, max_size: int):
+    def __init__(self, what: str, seed: int, classes: int, min_size: int, max_size: int):
         _need(classes >= 1 and 8 <= min_size <= max_size,
-              "need classes >= 1 and 8 <= min_size <= max_size")
+              f"{what}: need classes >= 1 and 8 <= min_size <= max_size")
         self.rng = Rng(seed)
         self.sizes, self.cum = _size_classes(self.rng, classes, min_size, max_size)
-        self.b = TraceBuilder()
+        self.b = _builder(what)
         self.due: list[tuple[int, int]] = []    # (death event index, id)
 
     def size(self) -> int:
@@ -397,7 +411,7 @@ def ramp(seed: int = 1, events: int = 50000, keep_pct: int = 30, mean_life: int 
     """
     _need(0 <= keep_pct <= 100 and mean_life >= 1 and events >= 1,
           "ramp: keep_pct in [0, 100], mean_life >= 1, events >= 1")
-    p = _Phased(seed, classes, min_size, max_size)
+    p = _Phased("ramp", seed, classes, min_size, max_size)
     while len(p.b) < events:
         p.reap()
         if p.rng.below(100) < keep_pct:
@@ -420,7 +434,7 @@ def peak(seed: int = 1, events: int = 50000, peaks: int = 10, survive_pct: int =
     """
     _need(peaks >= 1 and 0 <= survive_pct <= 100 and 0 <= noise_pct < 100 and events >= 1,
           "peak: peaks >= 1, survive_pct in [0, 100], noise_pct in [0, 100)")
-    p = _Phased(seed, classes, min_size, max_size)
+    p = _Phased("peak", seed, classes, min_size, max_size)
     per_phase = max(1, events // peaks)
     for k in range(peaks):
         built: list[int] = []
@@ -452,7 +466,7 @@ def plateau(seed: int = 1, events: int = 50000, level: int = 2000, noise_pct: in
     """
     _need(level >= 1 and 0 <= noise_pct < 100 and events >= 1,
           "plateau: level >= 1, noise_pct in [0, 100), events >= 1")
-    p = _Phased(seed, classes, min_size, max_size)
+    p = _Phased("plateau", seed, classes, min_size, max_size)
     held: list[int] = []
     while len(held) < level:
         p.reap()
@@ -514,7 +528,7 @@ def robson(seed: int = 1, M: int = 262144, n: int = 64, unit: int = 32, overhead
     sizes = robson_sizes(n, unit, overhead)
     _need(M >= sizes[-1], f"robson: M must be at least the largest block ({sizes[-1]})")
     rng = Rng(seed)
-    b = TraceBuilder()
+    b = _builder("robson")
     phases: list[list[int | None]] = []
     live = 0
     for k, s in enumerate(sizes):
@@ -547,6 +561,8 @@ class Workload:
     name: str
     func: Callable[..., Trace]
     summary: str
+    maxima: dict[str, int]            # every parameter's upper bound
+    byte_params: tuple[str, ...] = ()  # parameters that are byte sizes (64K is accepted)
 
     def params(self) -> dict[str, object]:
         """Parameter defaults, seed excluded."""
@@ -555,25 +571,45 @@ class Workload:
 
     def generate(self, seed: int = 1, **params) -> Trace:
         known = self.params()
-        for k in params:
+        for k, v in params.items():
             if k not in known:
                 raise HeapkitError(f"{self.name}: unknown parameter {k!r} "
                                    f"(has: {', '.join(known) or 'none'})")
+            if v > self.maxima[k]:
+                raise HeapkitError(f"{self.name}: parameter {k} is at most {self.maxima[k]:,}, "
+                                   f"not {v:,}")
         trace = self.func(seed=seed, **params)
         trace.name = self.name
         return trace
 
 
+_SIZES = {"classes": 4096, "min_size": U32, "max_size": U32}
+_PHASED = {"events": 10_000_000, "mean_life": 10_000_000, **_SIZES}
+
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    Workload("itc", itc, "fctma-pools ITC: 10 producers / 10 consumers of 127-byte blocks"),
-    Workload("kth", kth, "buddy-kth benchmark: 8 size levels up to 4 KiB into a slot buffer"),
-    Workload("cse3320", cse3320, "fits-cse3320 5-step fragmentation test, repeated"),
+    Workload("itc", itc, "fctma-pools ITC: 10 producers / 10 consumers of 127-byte blocks",
+             {"producers": 256, "consumers": 256, "burst": 100_000, "block": U32, "pop": 100_000,
+              "max_time_producer": 10**9, "max_time_consumer": 10**9, "duration": 1_000_000},
+             ("block",)),
+    Workload("kth", kth, "buddy-kth benchmark: 8 size levels up to 4 KiB into a slot buffer",
+             {"allocs": MAX_ALLOCS, "slots": 1_000_000, "header": KTH_MIN_BLOCK - 1}, ("header",)),
+    Workload("cse3320", cse3320, "fits-cse3320 5-step fragmentation test, repeated",
+             {"rounds": 100_000, "shuffle": 1}),
     Workload("buddy-paper", buddy_paper,
-             "buddy-freertos: 20 timed allocs, then allocate/fragment/free-all rounds"),
-    Workload("ramp", ramp, "Wilson ramp: live data accumulates steadily"),
-    Workload("peak", peak, "Wilson peaks: build up, then free most, repeatedly"),
-    Workload("plateau", plateau, "Wilson plateau: rise quickly, then hold steady with turnover"),
-    Workload("robson", robson, "oblivious Robson adversary: pins memory against doubling sizes"),
+             "buddy-freertos: 20 timed allocs, then allocate/fragment/free-all rounds",
+             {"rounds": 100_000, "region": 1 << 30, "timing_allocs": 1_000_000,
+              "min_size": U32, "max_size": U32, "fill_pct": 100},
+             ("region", "min_size", "max_size")),
+    Workload("ramp", ramp, "Wilson ramp: live data accumulates steadily",
+             {**_PHASED, "keep_pct": 100}, ("min_size", "max_size")),
+    Workload("peak", peak, "Wilson peaks: build up, then free most, repeatedly",
+             {**_PHASED, "peaks": 1_000_000, "survive_pct": 100, "noise_pct": 99},
+             ("min_size", "max_size")),
+    Workload("plateau", plateau, "Wilson plateau: rise quickly, then hold steady with turnover",
+             {**_PHASED, "level": 1_000_000, "noise_pct": 99}, ("min_size", "max_size")),
+    Workload("robson", robson, "oblivious Robson adversary: pins memory against doubling sizes",
+             {"M": 1 << 30, "n": 1 << 20, "unit": 1 << 20, "overhead": 1 << 20},
+             ("M", "unit", "overhead")),
 )}
 
 

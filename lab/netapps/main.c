@@ -6,7 +6,7 @@
  *
  *   hk-netapp APP (--pcap FILE [--repeat N] [--stagger US] | --synthetic SHAPE[,KEY=VALUE...])
  *             [--allocator NAME] [--arena BYTES] [--rate BYTES_PER_S | --load PCT] [--quantum BYTES]
- *             [--emit-trace OUT.hkb] [--departures FILE] [--json FILE|-]
+ *             [--emit-trace OUT.hkb] [--departures FILE] [--json FILE|-] [--progress]
  *   hk-netapp --list
  *
  * The driver. Packets arrive at their timestamps; one output link drains
@@ -20,6 +20,9 @@
  * holds, so a trace ends with nothing live. Nothing depends on the clock
  * or on addresses: the same input and options give the same output, byte
  * for byte.
+ *
+ * --progress writes "hk-netapp: progress N" on stderr every PROGRESS_STEP
+ * packets and at the end, N the packets read so far (the lab's progress bar).
  *
  * Exit status: 0 done (drops, allocation failures and corruptions are
  * results), 2 bad arguments or input (one line on stderr naming it), 1 an
@@ -43,6 +46,7 @@
 #define DEFAULT_QUANTUM 9216u
 #define MAX_REPEAT 100000u
 #define DEFAULT_LOAD 100u /* % of the link the input's mean rate takes */
+#define PROGRESS_STEP 65536u
 
 static const na_app_t *const apps[] = {&na_app_drr, &na_app_easyport, &na_app_urlswitch};
 #define NAPPS (sizeof apps / sizeof apps[0])
@@ -50,7 +54,7 @@ static const na_app_t *const apps[] = {&na_app_drr, &na_app_easyport, &na_app_ur
 static const char usage[] =
     "usage: hk-netapp APP (--pcap FILE [--repeat N] [--stagger US] | --synthetic SHAPE[,KEY=VALUE...])\n"
     "                 [--allocator NAME] [--arena BYTES] [--rate BYTES_PER_S | --load PCT] [--quantum BYTES]\n"
-    "                 [--emit-trace OUT.hkb] [--departures FILE] [--json FILE|-]\n"
+    "                 [--emit-trace OUT.hkb] [--departures FILE] [--json FILE|-] [--progress]\n"
     "       hk-netapp --list\n"
     "APP: drr, easyport, url-switch. SHAPE: thin-spikes, fat-spikes, plateau, ramp;\n"
     "KEY: seed, packets, flows, modes (%% at the ACK/MTU modes), flowlen, rate (bytes/s).\n";
@@ -104,6 +108,7 @@ typedef struct run {
     uint64_t queued;    /* packets in the application */
     FILE *departures;
     void *state;
+    int progress;
 } run_t;
 
 static uint64_t tx_ns(const run_t *r, uint32_t len)
@@ -139,8 +144,14 @@ static void run_input(run_t *r, na_source_t *src)
         r->packets++;
         r->bytes += p.wire_len;
         r->payload_bytes += p.payload_len;
+        if (r->progress && r->packets % PROGRESS_STEP == 0) {
+            fprintf(stderr, "hk-netapp: progress %" PRIu64 "\n", r->packets);
+        }
     }
     drain(r, UINT64_MAX);
+    if (r->progress) {
+        fprintf(stderr, "hk-netapp: progress %" PRIu64 "\n", r->packets);
+    }
 }
 
 typedef struct out {
@@ -313,7 +324,7 @@ static void list(void)
 int main(int argc, char **argv)
 {
     enum { O_PCAP = 1, O_SYNTH, O_ALLOC, O_ARENA, O_RATE, O_QUANTUM, O_TRACE, O_DEPART, O_JSON, O_REPEAT,
-           O_STAGGER, O_LIST, O_HELP, O_LOAD };
+           O_STAGGER, O_LIST, O_HELP, O_LOAD, O_PROGRESS };
     static const struct option opts[] = {
         {"pcap", required_argument, NULL, O_PCAP},         {"synthetic", required_argument, NULL, O_SYNTH},
         {"allocator", required_argument, NULL, O_ALLOC},   {"arena", required_argument, NULL, O_ARENA},
@@ -322,7 +333,7 @@ int main(int argc, char **argv)
         {"json", required_argument, NULL, O_JSON},         {"repeat", required_argument, NULL, O_REPEAT},
         {"stagger", required_argument, NULL, O_STAGGER},   {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, O_HELP},               {"load", required_argument, NULL, O_LOAD},
-        {NULL, 0, NULL, 0},
+        {"progress", no_argument, NULL, O_PROGRESS},       {NULL, 0, NULL, 0},
     };
     const char *pcap = NULL, *synth = NULL, *alloc = "tlsf", *trace = NULL, *depart = NULL, *json = NULL;
     uint64_t arena = DEFAULT_ARENA, rate = 0, stagger_us = 0, load = 0;
@@ -357,6 +368,7 @@ int main(int argc, char **argv)
             repeat_given = 1;
             break;
         case O_STAGGER: stagger_us = parse_num("--stagger", optarg, 1, (uint64_t)1 << 40, 0); break;
+        case O_PROGRESS: r.progress = 1; break;
         case O_LIST: list(); return 0;
         case O_HELP: fputs(usage, stdout); return 0;
         default:

@@ -179,17 +179,24 @@ def test_plugins_missing(tmp_path, capsys, sub, module):
                                      f"(heapkit/{module}.py is missing)")
 
 
-def test_plugins_are_called(monkeypatch, capsys):
+def test_plugins_are_called(monkeypatch, capsys, tmp_path):
     seen = {}
-    for module in ("capture", "report"):
-        fake = types.ModuleType(f"heapkit.{module}")
-        fake.__spec__ = importlib.machinery.ModuleSpec(f"heapkit.{module}", None)
-        fake.run = lambda args, m=module: seen.setdefault(m, args) and 0
-        monkeypatch.setitem(sys.modules, f"heapkit.{module}", fake)
+    fake = types.ModuleType("heapkit.capture")
+    fake.__spec__ = importlib.machinery.ModuleSpec("heapkit.capture", None)
+    fake.run = lambda args: seen.setdefault("capture", args) and 0
+    monkeypatch.setitem(sys.modules, "heapkit.capture", fake)
     assert cli.main(["trace", "-o", "p.hkb", "--", "ls", "-l"]) == 0
     assert seen["capture"].command == ["ls", "-l"] and seen["capture"].output == "p.hkb"
-    assert cli.main(["report", "a.json", "b.json", "-o", "out"]) == 0
-    assert seen["report"].results == ["a.json", "b.json"] and seen["report"].output == "out"
+
+    def write(data, out, title, **kw):
+        seen["write"] = (data, out, title)
+        (tmp_path / "out").write_text("page")
+        return tmp_path / "out"
+    monkeypatch.setattr(cli.report, "load", lambda paths: {"paths": paths, "runs": [{}]})
+    monkeypatch.setattr(cli.report, "write_report", write)
+    assert cli.main(["report", "a.json", "--results", "b.json", "-o", "out"]) == 0
+    data, out, title = seen["write"]
+    assert data["paths"] == ["a.json", "b.json"] and out == "out" and title == "heapkit report"
 
 
 # -- bench and size against a stand-in engine -----------------------------------
@@ -221,11 +228,13 @@ def fake_engine(monkeypatch):
     eng.PEERS = ("o1heap", "umm")
     eng.missing_peers = lambda names: "no peers here: " + ", ".join(names)
 
-    def replay(trace_path, allocator, arena=None, series=200, heapmap=0):
+    eng.arena_allocators = lambda: {"tlsf", "seqfit-first"}
+
+    def replay(trace_path, allocator, arena=None, series=200, heapmap=0, progress=None):
         calls.append(("replay", Path(trace_path).read_bytes()[:8], allocator, arena))
         return _replay_result(allocator, trace_path)
 
-    def size_search(trace_path, allocator):
+    def size_search(trace_path, allocator, progress=None):
         calls.append(("size", Path(trace_path).read_bytes()[:8], allocator))
         peak = Trace.load(trace_path).stats().peak_live_bytes
         factor = {"tlsf": 1.5, "seqfit-first": 2.0}[allocator]
@@ -359,6 +368,10 @@ def test_out_of_range_inputs_are_one_line_errors(tmp_path, capsys):
     assert_one_line_error(code, err, f"{big}:3: malformed line: number too large")
     code, _, err = run(capsys, "gen", "ramp", "-o", str(tmp_path / "x.hkb"),
                        "-p", "max_size=1000000000000", "-p", "min_size=100000000000")
+    assert_one_line_error(code, err, "ramp: parameter max_size is at most 4,294,967,295, "
+                                     "not 1,000,000,000,000")
+    code, _, err = run(capsys, "gen", "ramp", "-o", str(tmp_path / "x.hkb"),
+                       "-p", "max_size=4294967295", "-p", "min_size=4294967290")
     assert_one_line_error(code, err, "ramp: a parameter gives sizes or counts beyond 32 bits")
     bad = tmp_path / "r.json"
     bad.write_text('{"kind": "heapkit-bench", "runs": [{}]}')

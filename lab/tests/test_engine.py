@@ -326,7 +326,7 @@ def test_size_search_needs_an_arena(hk, tmp_path):
 MALFORMED = [
     ("magic", lambda: hkb_bytes([m(0, 8)], magic=b"HKTRACX\0"), "bad magic"),
     ("version", lambda: hkb_bytes([m(0, 8)], version=2), "unsupported .hkb version 2"),
-    ("short", lambda: b"HKTRACE\0", "too short"),
+    ("short", lambda: b"HKTRACE\0", "truncated: 8 bytes, shorter than the 32-byte .hkb header"),
     ("length", lambda: hkb_bytes([m(0, 8)], count=2), "header says 2 records"),
     ("truncated", lambda: hkb_bytes([m(0, 8), f(0)])[:-3], "header says 2 records"),
     ("double free", lambda: hkb_bytes([m(0, 8), f(0), f(0)]), "record 2: free of id 0, which is not live"),

@@ -222,7 +222,9 @@ def test_malformed_file_message_names_path(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("", "x.hkt:1: expected the header line 'heapkit-trace 1'"),
+    ("", "x.hkt: empty file"),
+    ("heapkit-trace 1", "x.hkt:1: truncated: the last line has no line end"),
+    ("heapkit-trace 1\nm 0 1\nf 0", "x.hkt:3: truncated: the last line has no line end"),
     ("m 0 1\n", "x.hkt:1: expected the header line 'heapkit-trace 1'"),
     ("heapkit-trace 2\nm 0 1\n", "x.hkt:1: unsupported trace version '2'"),
 ])
@@ -281,7 +283,7 @@ def test_malformed_binary_header():
         Trace.from_bytes(_hkb(good, count=2), "x.hkb")
     with pytest.raises(TraceError, match="bad magic"):
         Trace.from_bytes(b"HKTRACEX" + _hkb(good)[8:], "x.hkb")
-    with pytest.raises(TraceError, match="too short"):
+    with pytest.raises(TraceError, match="truncated: 8 bytes, shorter than the 32-byte header"):
         Trace.from_bytes(b"HKTRACE\0", "x.hkb")
     with pytest.raises(TraceError, match="unsupported binary trace version 2"):
         data = bytearray(_hkb(good))

@@ -50,6 +50,28 @@ def test_unknown_parameter_is_an_error():
         generate("nope")
 
 
+def test_every_parameter_has_an_upper_bound():
+    for w in WORKLOADS.values():
+        assert set(w.maxima) == set(w.params()), w.name
+        assert set(w.byte_params) <= set(w.params()), w.name
+        for k, default in w.params().items():
+            assert default <= w.maxima[k], (w.name, k)
+
+
+def test_parameters_above_their_bound_are_refused_at_once():
+    with pytest.raises(HeapkitError, match="itc: parameter producers is at most 256, "
+                                           "not 1,000,000,000"):
+        generate("itc", producers=10**9)
+
+
+def test_no_generator_passes_the_allocation_cap(monkeypatch):
+    import heapkit.workloads as w
+    monkeypatch.setattr(w, "MAX_ALLOCS", 1000)
+    with pytest.raises(HeapkitError, match="kth: more than 1,000 allocations"):
+        generate("kth", allocs=1001)
+    assert len(generate("kth", allocs=1000)) > 1000
+
+
 # -- itc ------------------------------------------------------------------
 
 def test_itc_invariants(default_traces):

@@ -59,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "heapkit/catalog.h"
@@ -73,6 +74,8 @@
 #define DEFAULT_REGION_MAX (64 * MIB)
 #define DEFAULT_MMAP_THRESHOLD (256 * KIB)
 #define DEFAULT_SERIES_EVERY 1000
+/* Lowest descriptor for the copy of stderr: above the numbers programs and shells pick themselves. */
+#define STATS_FD_MIN 64
 /* Region slots reserved (virtual memory, touched only as used): 64 Ki regions. */
 #define MAX_REGIONS ((size_t)65536)
 
@@ -124,6 +127,9 @@ static size_t errors;
 static const char *call_name = "malloc";
 
 static const char *stats_dest;
+/* HEAPKIT_STATS=1: stderr as it was at set-up (programs such as coreutils close it before exit). */
+static int stats_fd = -1;
+static struct stat stats_fd_id;
 static const char *series_path;
 static size_t series_every = DEFAULT_SERIES_EVERY;
 static table_t series;
@@ -518,6 +524,27 @@ static void fail_setup(const char *what)
     abort();
 }
 
+static void keep_stderr(void)
+{
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, STATS_FD_MIN);
+    if (fd >= 0 && fstat(fd, &stats_fd_id) == 0) {
+        stats_fd = fd;
+    } else if (fd >= 0) {
+        close(fd);
+    }
+}
+
+/* The copy of stderr, unless the program has since put something else at its number; else stderr. */
+static int stats_stderr(void)
+{
+    struct stat now;
+    if (stats_fd >= 0 && fstat(stats_fd, &now) == 0 && now.st_dev == stats_fd_id.st_dev &&
+        now.st_ino == stats_fd_id.st_ino) {
+        return stats_fd;
+    }
+    return 2;
+}
+
 static void setup(void)
 {
     size_t ctl;
@@ -537,6 +564,9 @@ static void setup(void)
     stats_dest = getenv("HEAPKIT_STATS");
     if (stats_dest != NULL && (*stats_dest == '\0' || strcmp(stats_dest, "0") == 0)) {
         stats_dest = NULL;
+    }
+    if (stats_dest != NULL && strcmp(stats_dest, "1") == 0) {
+        keep_stderr();
     }
     series_path = getenv("HEAPKIT_SERIES");
     if (series_path != NULL && *series_path == '\0') {
@@ -880,7 +910,7 @@ static void write_stats(void)
 {
     heapkit_malloc_info_t in;
     line_t l;
-    int fd = 2;
+    int fd;
     heapkit_malloc_info(&in);
     l.len = 0;
     put_str(&l, "heapkit_malloc: pid=");
@@ -905,16 +935,16 @@ static void write_stats(void)
     put_num(&l, in.used_bytes);
     put_str(&l, " errors=");
     put_num(&l, in.errors);
-    if (strcmp(stats_dest, "1") != 0) {
-        fd = open(stats_dest, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd < 0) {
-            return;
-        }
+    if (strcmp(stats_dest, "1") == 0) {
+        put_line(stats_stderr(), &l);
+        return;
+    }
+    fd = open(stats_dest, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return;
     }
     put_line(fd, &l);
-    if (fd != 2) {
-        close(fd);
-    }
+    close(fd);
 }
 
 static void write_series(void)

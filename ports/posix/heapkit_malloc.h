@@ -21,8 +21,9 @@
  *   HEAPKIT_ABORT_ON_ERROR=1  misuse prints the error and pointer, then
  *                           aborts (default: the line is printed and the
  *                           call ignored)
- *   HEAPKIT_STATS=1 | path  one counters line at exit, on stderr or
- *                           appended to the file
+ *   HEAPKIT_STATS=1 | path  one counters line at exit, on stderr (as it
+ *                           was at the first call, even if the program
+ *                           closed it since) or appended to the file
  *   HEAPKIT_SERIES=path     memory samples (CSV) written at exit, every
  *                           HEAPKIT_SERIES_EVERY calls (default 1000) and
  *                           at each region map/unmap

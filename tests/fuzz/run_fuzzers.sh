@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Run every fuzz_<entry> target of a HEAPKIT_FUZZ build for a bounded time.
 #   tests/fuzz/run_fuzzers.sh <build-dir> [seconds per fuzzer (10)] [parallel jobs (2)]
-# Each fuzzer starts from the generated seed corpus plus what earlier runs in
-# the same build dir found (<build-dir>/fuzz-work/<entry>/), stops after the
+# Each fuzzer starts from the generated seed corpus (tests/fuzz/corpus-<name>
+# when the build made one for it, else tests/fuzz/corpus) plus what earlier
+# runs in the same build dir found (<build-dir>/fuzz-work/<name>/), stops after the
 # given time or 2,000,000 inputs, and leaves any crashing input in
 # <build-dir>/fuzz-work/crash-<entry>-*. Exits nonzero if any fuzzer failed.
 set -euo pipefail
@@ -32,7 +33,9 @@ run_one() {
     name=${name#fuzz_}
     mkdir -p "$work/$name"
     rm -f "$work/$name.failed"
-    cp -n "$fuzzdir"/corpus/* "$work/$name/" 2>/dev/null || true
+    local seeds="$fuzzdir/corpus"
+    [[ -d $fuzzdir/corpus-$name ]] && seeds="$fuzzdir/corpus-$name"
+    cp -n "$seeds"/* "$work/$name/" 2>/dev/null || true
     if "$bin" -max_total_time="$seconds" -runs=2000000 -max_len=4096 -timeout=30 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$work/crash-$name-" "$work/$name" >"$work/$name.log" 2>&1; then
         local runs
