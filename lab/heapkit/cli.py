@@ -1,7 +1,7 @@
 """The ``heapkit`` command line.
 
-Subcommands: import, gen, info, workloads, bench, size, trace, report, demo, explore, netapp,
-kth-release (heapkit/kth_release.py).
+Subcommands: import, gen, info, workloads, bench, size, advise (heapkit/advise.py), trace,
+report, demo, explore, netapp, kth-release (heapkit/kth_release.py).
 ``trace`` (capture a program), ``report`` and ``demo`` are implemented in
 heapkit/capture.py, heapkit/report.py and heapkit/demo.py, each exposing
 ``run(args: argparse.Namespace) -> int``; bench and size drive the replay
@@ -454,6 +454,10 @@ def _json_default(o: Any):
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
+def cmd_advise(args: argparse.Namespace) -> int:
+    return int(_plugin("advise", "advise").run(args) or 0)
+
+
 def cmd_trace(args: argparse.Namespace) -> int:
     return int(_plugin("capture", "trace").run(args) or 0)
 
@@ -579,6 +583,34 @@ def build_parser() -> argparse.ArgumentParser:
                        "geometric mean ratio.")
     selection(s)
     s.set_defaults(func=cmd_size)
+
+    s = sub.add_parser("advise", help="which allocator, how much heap, what worst case",
+                       description="For each trace and every allocator that lives in an arena: "
+                       "the smallest heap that never fails, host time per operation, the exact "
+                       "worst-case instructions per call on Cortex-M3 and RV32 (QEMU, where "
+                       "installed) and the misuse it detects at the library's HK_HARDENING; "
+                       "then the Pareto front of heap against worst case and a recommendation "
+                       "with its reason, as C and FreeRTOS configuration (docs/advise.md).")
+    s.add_argument("traces", nargs="+", metavar="TRACE",
+                   help="trace files (heapkit or any importable format)")
+    s.add_argument("--alloc", metavar="A,B,...",
+                   help="allocators to consider, comma-separated (default: every arena allocator)")
+    s.add_argument("--max-instructions", type=_positive_int, metavar="N",
+                   help="recommend only allocators whose worst case is at most N instructions")
+    s.add_argument("--max-heap", type=_byte_size, metavar="BYTES",
+                   help="recommend only heaps (with margin) of at most BYTES (K, M, G suffixes); "
+                   "the heap is then a budget and the lowest worst case within it wins")
+    s.add_argument("--margin", type=float, default=25.0, metavar="PCT",
+                   help="percent added to the smallest heap in the configuration (default 25)")
+    s.add_argument("--target", metavar="cortex-m3|rv32|none",
+                   help="where to count instructions, comma-separated (default: every target "
+                   "whose QEMU and cross compiler are installed)")
+    s.add_argument("--json", metavar="FILE", help="write the advice as JSON")
+    s.add_argument("--out", metavar="DIR",
+                   help="write advice.json and per trace the C and FreeRTOS files")
+    s.add_argument("--jobs", type=_positive_int, default=2, metavar="N",
+                   help="engine and QEMU runs at once (default 2)")
+    s.set_defaults(func=cmd_advise)
 
     s = sub.add_parser("trace", help="record a program's allocations to a binary trace",
                        description="Run PROGRAM with the LD_PRELOAD recorder (lab/capture/) "
@@ -712,6 +744,16 @@ def _positive_int(text: str) -> int:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return v
+
+
+def _byte_size(text: str) -> int:
+    """A positive byte count with an optional K, M or G (binary) suffix."""
+    t = text.strip()
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:].lower(), 1)
+    digits = t[:-1] if mult != 1 else t
+    if not digits.isdigit() or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"expected a byte count (e.g. 4096, 64K, 2M), got {text!r}")
+    return int(digits) * mult
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -30,6 +30,7 @@ import ctypes.util
 import functools
 import json
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -42,7 +43,8 @@ from .native import BUILD_DIR, REPO_ROOT
 
 __all__ = [
     "EngineError", "REPO_ROOT", "BUILD_DIR", "binary_path", "build", "find_binary",
-    "replay", "size_search", "list_allocators", "as_hkb", "PRELOADED", "preload_library",
+    "replay", "size_search", "list_allocators", "allocator_table", "machine", "as_hkb", "PRELOADED",
+    "preload_library",
 ]
 
 DEFAULT_TARGET = "hk-replay"
@@ -230,6 +232,38 @@ def _engine_entry(allocator: str, preload: str | None, binary: str | os.PathLike
         raise EngineError(f"{allocator}: this hk-replay is built with AddressSanitizer, "
                           "which cannot run under LD_PRELOAD of another malloc")
     return "system", lib
+
+
+def allocator_table(*, binary: str | os.PathLike | None = None) -> list[dict]:
+    """The engine's own entries: [{"name", "family", "in_arena"}] in table order."""
+    table = _run(["--list", "--json", "-"], binary=binary)
+    if not isinstance(table, list):
+        raise EngineError("hk-replay --list --json printed no list")
+    return table
+
+
+def machine() -> dict:
+    """The machine results are measured on, recorded with them for the report's banner."""
+    info = {"system": platform.system(), "release": platform.release(),
+            "arch": platform.machine(), "cpus": os.cpu_count(), "cpu": None,
+            "virtualised": None, "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and info["cpu"] is None:
+                    info["cpu"] = value.strip()
+                elif key == "flags":
+                    info["virtualised"] = "hypervisor" in value.split()
+                    break
+    except OSError:
+        pass
+    try:
+        info["load_avg"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        info["load_avg"] = None
+    return info
 
 
 def list_allocators(*, binary: str | os.PathLike | None = None) -> list[str]:

@@ -89,8 +89,14 @@ def fmt_int(v: Any) -> str:
     return "n/a" if v is None else f"{int(round(v)):,}"
 
 
-def fmt_ns(v: Any) -> str:
-    return "n/a" if v is None else f"{v:,.0f}"
+def fmt_ns(v: Any, step: Any = None) -> str:
+    """Nanoseconds; below the clock's step (the engine's ``step_ns``) "< step", since a
+    time there cannot be told from 0."""
+    if v is None:
+        return "n/a"
+    if step and v < step:
+        return f"< {step:,.0f}"
+    return f"{v:,.0f}"
 
 
 def fmt_f(v: Any, digits: int = 1) -> str:
