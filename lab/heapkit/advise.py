@@ -328,9 +328,10 @@ def cost_axis(targets: dict[str, dict], trace: str) -> dict:
     for name, t in targets.items():
         if any(tr == trace and v.get("worst") is not None for (tr, _), v in t.get("runs", {}).items()):
             return {"kind": "instructions", "target": name, "title": t.get("title", name),
-                    "unit": "instructions", "label": f"{t.get('title', name)} worst-case instructions"}
+                    "unit": "instructions", "short": "instructions",
+                    "label": f"{t.get('title', name)} worst-case instructions"}
     return {"kind": "host-p99", "target": None, "title": "host", "unit": "ns (host p99, noisy)",
-            "label": "host p99 ns per call (noisy)"}
+            "short": "ns", "label": "host p99 ns per call (noisy)"}
 
 
 def row_cost(row: dict, axis: dict) -> float | None:
@@ -421,13 +422,13 @@ def _reason(pick: dict, cands: list[dict], axis: dict, margin: float) -> str:
     if smaller is not pick and smaller["min_heap"] < pick["min_heap"]:
         g = growth(smaller["allocator"])
         but = (f"its worst case grows with {g}" if g and growth(pick["allocator"]) is None
-               else f"its worst case is {row_cost(smaller, axis):,.0f} {unit}")
+               else f"its worst case is {row_cost(smaller, axis):,.0f} {axis['short']}")
         return (f"{head}; {smaller['allocator']} needs "
                 f"{_pct(smaller['min_heap'], pick['min_heap'])} less heap but {but}")
     if cheaper is not pick and row_cost(cheaper, axis) < cost:
         g = growth(cheaper["allocator"])
         return (f"{head}; {cheaper['allocator']} has a lower worst case "
-                f"({row_cost(cheaper, axis):,.0f}) but needs "
+                f"({row_cost(cheaper, axis):,.0f} {axis['short']}) but needs "
                 f"{_pct(cheaper['min_heap'], pick['min_heap'])} more heap"
                 + (f" and its worst case grows with {g}" if g else ""))
     return f"{head}; the smallest heap and the lowest worst case of the {len(cands)} candidates"
@@ -571,6 +572,7 @@ def advise_trace(name: str, info: dict, rows: list[dict], targets: dict, margin:
     axis = cost_axis(targets, name)
     d = decide(rows, axis, margin, max_heap, max_insns)
     for r in rows:
+        r["cost"] = row_cost(r, axis)
         r["on_front"] = r["allocator"] in d["front"]
     doc = {"trace": name, **info, "cost": axis, "rows": rows, **d}
     if d["recommendation"]:
@@ -726,7 +728,7 @@ def text(doc: dict) -> list[str]:
         front.sort(key=lambda r: r["min_heap"])
         out.append(f"Pareto front (*), smallest heap against {axis['label']}: " +
                    ", ".join(f"{r['allocator']} ({rep.fmt_kib(r['min_heap'])}, "
-                             f"{row_cost(r, axis):,.0f})" for r in front))
+                             f"{r['cost']:,.0f})" for r in front))
         for why in t.get("dropped") or []:
             out.append(f"left out: {why}")
         if t["recommendation"]:

@@ -382,7 +382,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(_table(header, rows, right=set(range(2, len(header)))))
     print(_engine_throughput(runs))
     if args.json:
-        _write_json(args.json, {"kind": "heapkit-bench", "version": 1, "runs": runs})
+        _write_json(args.json, {"kind": "heapkit-bench", "version": 1,
+                                "machine": engine.machine(), "runs": runs})
     return 0
 
 
@@ -428,7 +429,8 @@ def cmd_size(args: argparse.Namespace) -> int:
         gm_rows.append([a, _num(gm, "{:.3f}"), f"{len(xs)}/{len(traces)}"])
     print(_table(["allocator", "geomean ratio", "traces"], gm_rows, right={1, 2}))
     if args.json:
-        _write_json(args.json, {"kind": "heapkit-size", "version": 1, "runs": runs,
+        _write_json(args.json, {"kind": "heapkit-size", "version": 1,
+                                "machine": engine.machine(), "runs": runs,
                                 "geomean_ratio": geomeans})
     return 0
 

@@ -118,7 +118,8 @@ def test_fixed_size_trace_pool_wins(tmp_path):
 # The decision rule on hand-made measurements
 
 AXIS = {"kind": "instructions", "target": "cortex-m3", "title": "Cortex-M3",
-        "unit": "instructions", "label": "Cortex-M3 worst-case instructions"}
+        "unit": "instructions", "short": "instructions",
+        "label": "Cortex-M3 worst-case instructions"}
 
 
 def _row(name, heap, cost, failures=0):
