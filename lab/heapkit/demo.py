@@ -22,8 +22,14 @@ Steps (``collect`` then ``run``):
    under libheapkit_malloc.so with and without HEAPKIT_RELEASE, 3 runs each,
    1 with ``--quick``), stored as ``extra.kth_release`` or, when it cannot
    run, as the reason.
-3. Output: the summary table on stdout, ``OUTDIR/results.json`` (the
-   report's input, ``kind: heapkit-demo``) and ``OUTDIR/report.html``.
+3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
+   size searches and replays above, with the misuse matrices and, where QEMU
+   is installed, Cortex-M3 instruction counts on the traces of at most
+   :data:`ADVICE_TARGET_RECORDS` records (:data:`QUICK_ADVICE_TARGET_RECORDS`
+   with ``--quick``), stored as ``advice``: the report opens with it.
+4. Output: the summary table and one line of advice per real trace on stdout,
+   ``OUTDIR/results.json`` (the report's input, ``kind: heapkit-demo``) and
+   ``OUTDIR/report.html``.
 
 The AOSP size searches replay a prefix of each trace (the first
 :data:`AOSP_SIZE_PREFIX` records): a full size search of systemui takes

@@ -1013,10 +1013,6 @@ def report_section(docs: Sequence[dict]) -> str:
     """HTML for the target section of `heapkit report` from heapkit-target documents
     (one per target run: Cortex-M3, RV32, any arena or hardening levels)."""
     from . import report as rep
-    if not docs:
-        return ('<p class="na">No target results: run <code>heapkit bench --target cortex-m3 '
-                '--json FILE</code> (or <code>--target rv32</code>) and pass FILE to '
-                '<code>heapkit report</code>.</p>')
     out = []
     for data in docs:
         t = get_target(data.get("target", "cortex-m3"))
