@@ -25,11 +25,12 @@ cost (instructions on the first target measured; without a target the host's
 p99 time per call, which is noisy), and one recommendation (:func:`decide`):
 
 1. candidates are the allocators with a heap, that replay on the target
-   without a failure (when the target holds the trace at all) and that fit
-   ``--max-heap`` (heap with margin) and ``--max-instructions``;
+   without a failure and that fit ``--max-heap`` (heap with margin) and
+   ``--max-instructions``; a target on whose arena no allocator replays the
+   trace without a failure does not count it (the host's p99 does);
 2. with ``--max-heap`` the heap is a budget: every candidate competes; else
    only those within :data:`HEAP_TOLERANCE` of the smallest candidate heap;
-3. among those, allocators whose worst case is bounded (:data:`GROWTH`) come
+3. among those, allocators whose worst case is bounded (:func:`growth`) come
    first, then the lowest worst-case cost, then the smaller heap.
 
 The recommendation is also written as configuration (:func:`snippets`): a C
@@ -63,21 +64,14 @@ TARGET_OPT = "-O2"
 COST_KINDS = ("malloc", "aligned", "free")
 
 # How each allocator's worst case per call grows, from the algorithms' bounds (the headers in
-# include/heapkit/, docs/dmm.md, the peers' documentation); None: bounded by constants of the
-# configuration (number of size classes, of first- and second-level lists, of buddy orders).
-# An allocator missing here is treated as unbounded.
-GROWTH: dict[str, str | None] = {
-    "bump": None, "buddy": None, "buddy-lazy": None, "tlsf": None, "tlsf-sl2": None,
-    "poolset": None, "lfpool": None, "dmm-ose": None, "o1heap": None, "tlsf-conte": None,
-    "seqfit-first": "the number of free blocks", "seqfit-next": "the number of free blocks",
-    "seqfit-best": "the number of free blocks", "seqfit-worst": "the number of free blocks",
-    "dmm-wince": "the number of free blocks", "dmm-winxp": "the number of free blocks",
-    "dmm-lea": "the number of free blocks", "dmm-uclinux": "the number of free blocks",
-    "dmm-net": "the number of free blocks", "freertos-heap2": "the number of free blocks",
-    "freertos-heap4": "the number of free blocks", "freertos-heap5": "the number of free blocks",
-    "umm": "the number of free blocks",
-}
-UNKNOWN_GROWTH = "an unknown bound"
+# include/heapkit/, docs/dmm.md, the peers' documentation). BOUNDED: only constants of the
+# configuration limit a call (size classes, first- and second-level lists, buddy orders);
+# the sequential searches grow with the free blocks; an allocator in neither is unbounded.
+BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "tlsf", "tlsf-sl2", "poolset", "lfpool",
+                     "dmm-ose", "o1heap", "tlsf-conte"})
+FREE_BLOCK_SEARCH = frozenset({"seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst",
+                               "dmm-wince", "dmm-winxp", "dmm-lea", "dmm-uclinux", "dmm-net",
+                               "freertos-heap2", "freertos-heap4", "freertos-heap5", "umm"})
 
 # The corruption matrix's case families, as the table names them.
 DAMAGE_WORDS = {"overflow-used": "overflow into used", "overflow-free": "overflow into free",
@@ -86,7 +80,10 @@ DAMAGE_WORDS = {"overflow-used": "overflow into used", "overflow-free": "overflo
 
 
 def growth(alloc: str) -> str | None:
-    return GROWTH.get(alloc, UNKNOWN_GROWTH)
+    """What *alloc*'s worst case per call grows with; None when it is bounded."""
+    if alloc in BOUNDED:
+        return None
+    return "the number of free blocks" if alloc in FREE_BLOCK_SEARCH else "an unknown bound"
 
 
 def heap_with_margin(min_heap: int, margin: float) -> int:
@@ -113,9 +110,9 @@ def select(allocs: str | None, table: list[dict]) -> list[dict]:
     """The entries of *table* named in the comma list *allocs* (all when None)."""
     if not allocs:
         return table
+    from . import engine
     by_name = {a["name"]: a for a in table}
     names = [a.strip() for a in allocs.split(",") if a.strip()]
-    from . import engine
     bad = [a for a in names if a not in by_name]
     if bad:
         known = set(engine.list_allocators())
@@ -222,8 +219,7 @@ def measure_targets(traces: Sequence[tuple[str, Any]], allocs: Sequence[str],
                 "worst": max(worst) if worst else None, "max": maxima,
                 "failures": r["result"]["failures"]["total"]}
         out[name] = {"runs": runs, "skipped_traces": data.get("skipped_traces") or {},
-                     "arena": data.get("arena"), "machine": data.get("machine"),
-                     "title": t.title}
+                     "arena": data.get("arena"), "title": t.title}
     return out
 
 
@@ -233,9 +229,9 @@ def _matrix_binary(name: str) -> Path:
     return path if path.exists() else native.build(name, path)
 
 
-def _run_matrix(name: str, args: Sequence[str] = ()) -> str:
-    exe = _matrix_binary(name)
-    proc = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=1800)
+def _run_matrix(name: str) -> str:
+    proc = subprocess.run([str(_matrix_binary(name))], capture_output=True, text=True,
+                          timeout=1800)
     return proc.stdout + proc.stderr
 
 
@@ -323,10 +319,12 @@ def detection_text(entry: dict | None, level: int | None) -> str:
 # Deciding
 
 def cost_axis(targets: dict[str, dict], trace: str) -> dict:
-    """What the front's cost is for *trace*: the first target that counted it, else the
-    host's p99."""
+    """What the front's cost is for *trace*: the first target on whose arena some allocator
+    replayed it without a failure (else its counts describe failing calls), else the host's
+    p99."""
     for name, t in targets.items():
-        if any(tr == trace and v.get("worst") is not None for (tr, _), v in t.get("runs", {}).items()):
+        if any(tr == trace and v.get("worst") is not None and v.get("failures") == 0
+               for (tr, _), v in t.get("runs", {}).items()):
             return {"kind": "instructions", "target": name, "title": t.get("title", name),
                     "unit": "instructions", "short": "instructions",
                     "label": f"{t.get('title', name)} worst-case instructions"}
@@ -370,11 +368,9 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
         return out
     tgt = axis["target"]
     cands, dropped = [], []
-    target_holds = tgt is None or any(
-        (r["targets"].get(tgt) or {}).get("failures") == 0 for r in measured)
     for r in measured:
-        t = r["targets"].get(tgt) or {} if tgt else {}
-        if target_holds and tgt and t.get("failures"):
+        t = (r["targets"].get(tgt) or {}) if tgt else {}
+        if t.get("failures"):
             dropped.append(f"{r['allocator']} fails {t['failures']:,} allocations on {axis['title']}")
         elif (r.get("host") or {}).get("failures"):
             dropped.append(f"{r['allocator']} fails at its heap with margin")
@@ -395,7 +391,8 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
         if max_insns is not None:
             why.append(f"the lowest worst case is {cheapest['allocator']}'s "
                        f"{row_cost(cheapest, axis):,.0f} (--max-instructions {max_insns:,})")
-        out["why_none"] = "nothing fits the budget: " + "; ".join(why or dropped)
+        out["why_none"] = ("nothing fits the budget: " + "; ".join(why) if why else
+                           "every allocator with a heap fails: " + "; ".join(dropped))
         return out
     if max_heap is None:
         floor = min(r["min_heap"] for r in cands)
@@ -438,7 +435,7 @@ def _reason(pick: dict, cands: list[dict], axis: dict, margin: float) -> str:
 # Configuration
 
 def _c_init(alloc: str) -> tuple[list[str], list[str]] | None:
-    """(headers, body) of a function returning the heap built on APP_HEAP_AREA, or None."""
+    """(headers, body) of a function returning the heap built on app_heap_area, or None."""
     if alloc == "bump":
         return ["heapkit/bump.h"], [
             "hk_bump_t *h = hk_bump_init(app_heap_area, sizeof app_heap_area, &status);",
@@ -498,7 +495,6 @@ def freertos_snippet(alloc: str, heap: int, align: int, note: str) -> dict | Non
     config = [f"/* {note} */",
               f"#define configTOTAL_HEAP_SIZE ((size_t){heap}u)"]
     source = None
-    app = None
     if alloc in ("freertos-heap2", "freertos-heap4", "freertos-heap5"):
         n = alloc[-1]
         heap_file = f"FreeRTOS-Kernel/portable/MemMang/heap_{n}.c"
@@ -583,11 +579,15 @@ def advise_trace(name: str, info: dict, rows: list[dict], targets: dict, margin:
 
 def document(traces: list[dict], targets: dict, detection: dict, settings: dict,
              library: dict, machine: dict) -> dict:
+    """The heapkit-advise document (docs/advise.md). The matrices run on the engine's build,
+    so the library's HK_HARDENING is theirs when the engine did not say."""
+    if library.get("hk_hardening") is None:
+        library = {**library, "hk_hardening": detection.get("level")}
     return {"kind": "heapkit-advise", "version": 1, "machine": machine, "settings": settings,
-            "library": library, "targets": {k: {kk: vv for kk, vv in v.items() if kk != "runs"}
+            "library": library,
+            "targets": {k: {kk: vv for kk, vv in v.items() if kk != "runs"}
                         for k, v in targets.items()},
-            "hardening": detection.get("level"), "detection_error": detection.get("error"),
-            "traces": traces}
+            "detection_error": detection.get("error"), "traces": traces}
 
 
 def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT_MARGIN,
@@ -686,7 +686,7 @@ def text(doc: dict) -> list[str]:
     """The advice as text: per trace the table, the front and the recommendation."""
     tnames = [k for k, v in doc["targets"].items() if "error" not in v]
     out = []
-    lvl = doc.get("hardening")
+    lvl = doc["library"].get("hk_hardening")
     for t in doc["traces"]:
         axis = t["cost"]
         out.append(f"== {t['trace']}: {t['records']:,} records" +
@@ -791,8 +791,8 @@ def parse_targets(text: str | None) -> list[str] | None:
 
 def run(args) -> int:
     """``heapkit advise TRACE... [options]`` (see cli.py for the options)."""
-    if args.margin < 0:
-        raise HeapkitError("--margin: must be 0 or more (percent)")
+    if not 0 <= args.margin <= 1000:
+        raise HeapkitError(f"--margin: {args.margin:g} is not a percentage from 0 to 1000")
     doc = advise(args.traces, allocs=args.alloc, margin=args.margin,
                  targets=parse_targets(args.target), max_heap=args.max_heap,
                  max_insns=args.max_instructions, jobs=args.jobs, progress=True)

@@ -1037,7 +1037,7 @@ def section_advice(data: dict, figs: Figures) -> str:
                    if st.get("target_max_records") else "") + ")" for k in counted)
                 + ": the most instructions any malloc, aligned allocation or free took")
         missing_t = [f"{k}: {v['error']}" for k, v in tgts.items() if "error" in v]
-        lvl = (doc.get("library") or {}).get("hk_hardening", doc.get("hardening"))
+        lvl = (doc.get("library") or {}).get("hk_hardening")
         parts.append(cap(
             "; ".join(how) + ". The front (blue) holds the allocators no other beats on both "
             "smallest heap and worst case; the recommendation (red star) is, among the "

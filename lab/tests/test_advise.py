@@ -310,6 +310,7 @@ def test_cli_advise_prints_the_answer_and_writes_configuration(kth_trace, tmp_pa
     (["--target", "m68k"], "--target"),
     (["--max-heap", "12Q"], "byte count"),
     (["--margin", "-5"], "--margin"),
+    (["--margin", "nan"], "--margin"),
 ])
 def test_cli_advise_bad_arguments_are_one_line(argv, message, kth_trace, capsys):
     code = cli.main(["advise", str(kth_trace), *argv])
