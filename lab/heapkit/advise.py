@@ -8,7 +8,8 @@ mallocs have no arena to size), advise measures
 - the smallest heap on which the whole trace replays without a failed
   allocation (the engine's size search, :func:`heapkit.engine.size_search`);
 - host time per operation: one replay at the heap it would recommend (the
-  smallest plus the margin), total time of the timed calls over their number;
+  smallest plus the margin), each call kind's median weighted by its calls
+  (:func:`host_stats`);
 - where QEMU and the cross compilers are installed, the exact worst case in
   instructions per call on the emulated Cortex-M3 and RV32
   (:func:`heapkit.target.bench`, -O2, the target's 3.5 MiB arena): the most
@@ -123,18 +124,23 @@ def select(allocs: str | None, table: list[dict]) -> list[dict]:
 
 
 def host_stats(result: dict) -> dict:
-    """Per-op mean, p99 over the cost kinds, the clock step and failures of one replay."""
+    """Of one replay: time per operation as the mean of every call (``mean_ns``, which one
+    preempted call can dominate on a busy host) and as the calls' medians weighted by their
+    number (``ns_per_op``, what the tables show), the p99 over the cost kinds, the clock step
+    and the failures."""
     timing = rep.get(result, "replay.timing") or {}
-    calls = total = 0.0
+    calls = total = typical = 0.0
     p99 = None
     for kind in ("malloc", "calloc", "aligned", "realloc", "free"):
         t = timing.get(kind) or {}
         if t.get("count"):
             calls += t["count"]
             total += t["count"] * (t.get("mean") or 0.0)
+            typical += t["count"] * (t.get("p50") or 0.0)
             if kind in COST_KINDS and t.get("p99") is not None:
                 p99 = t["p99"] if p99 is None else max(p99, t["p99"])
-    return {"ns_per_op": total / calls if calls else None, "p99_ns": p99,
+    return {"ns_per_op": typical / calls if calls else None,
+            "mean_ns": total / calls if calls else None, "p99_ns": p99,
             "step_ns": timing.get("step_ns"), "arena": rep.get(result, "arena.size"),
             "failures": rep.get(result, "replay.failures.total")}
 

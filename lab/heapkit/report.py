@@ -1029,7 +1029,8 @@ def section_advice(data: dict, figs: Figures) -> str:
         how = [f"Per trace and allocator that lives in an arena: the smallest heap on which the "
                f"whole trace replays without a failed allocation (engine size search, 16-byte "
                f"steps), the heap to configure (+{st.get('margin', 0):g} %), host time per "
-               f"operation (mean of every timed call, replayed at {esc(st.get('host_arena', ''))})"]
+               f"operation (each call kind's median weighted by its calls, replayed at "
+               f"{esc(st.get('host_arena', ''))})"]
         if counted:
             how.append("the exact worst case per call on " + ", ".join(
                 f"{esc(tgts[k].get('title', k))} ({fmt_int(tgts[k].get('arena'))}-byte arena"
