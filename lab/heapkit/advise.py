@@ -37,9 +37,10 @@ p99 time per call, which is noisy), and one recommendation (:func:`decide`):
 The recommendation is also written as configuration (:func:`snippets`): a C
 file that puts the heap in a static array and initialises it through the
 allocator's own API (include/heapkit/), a FreeRTOS configuration (which heap
-file: ports/freertos/heap_tlsf.c, heap_buddy.c, a generated one on the
-catalog for the other heapkit allocators, or the kernel's heap_2/4/5.c) and
-the JSON of the decision. docs/advise.md describes the output.
+file: ports/freertos/heap_tlsf.c, heap_buddy.c, or a generated one on the
+catalog for the other heapkit allocators) and the JSON of the decision. When
+a peer wins, heapkit's own pick by the same rule is named next to it and is
+the one configured. docs/advise.md describes the output.
 """
 
 from __future__ import annotations
@@ -332,7 +333,7 @@ def cost_axis(targets: dict[str, dict], trace: str) -> dict:
         if any(tr == trace and v.get("worst") is not None and v.get("failures") == 0
                for (tr, _), v in t.get("runs", {}).items()):
             return {"kind": "instructions", "target": name, "title": t.get("title", name),
-                    "unit": "instructions", "short": "instructions",
+                    "arena": t.get("arena"), "unit": "instructions", "short": "instructions",
                     "label": f"{t.get('title', name)} worst-case instructions"}
     return {"kind": "host-p99", "target": None, "title": "host", "unit": "ns (host p99, noisy)",
             "short": "ns", "label": "host p99 ns per call (noisy)"}
@@ -376,8 +377,13 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
     cands, dropped = [], []
     for r in measured:
         t = (r["targets"].get(tgt) or {}) if tgt else {}
-        if t.get("failures"):
-            dropped.append(f"{r['allocator']} fails {t['failures']:,} allocations on {axis['title']}")
+        if t.get("failures") and r["min_heap"] > axis["arena"]:
+            dropped.append(f"{r['allocator']} needs more heap than {axis['title']}'s "
+                           f"{rep.fmt_kib(axis['arena'])} arena")
+        elif t.get("failures"):
+            dropped.append(f"{r['allocator']} fails {t['failures']:,} allocations on "
+                           f"{axis['title']}'s {rep.fmt_kib(axis['arena'])} arena (it needs "
+                           f"{rep.fmt_kib(r['min_heap'])} on the host)")
         elif (r.get("host") or {}).get("failures"):
             dropped.append(f"{r['allocator']} fails at its heap with margin")
         elif max_heap is not None and r["heap"] > max_heap:
@@ -497,18 +503,10 @@ def c_snippet(alloc: str, heap: int, align: int, note: str) -> str | None:
 
 def freertos_snippet(alloc: str, heap: int, align: int, note: str) -> dict | None:
     """{"heap_file", "config" (FreeRTOSConfig.h lines), "source" (generated heap file or
-    None), "app" (the application-allocated ucHeap)}, or None (no FreeRTOS heap for it)."""
+    None), "app" (the application-allocated ucHeap)}, or None (not a heapkit allocator)."""
     config = [f"/* {note} */",
               f"#define configTOTAL_HEAP_SIZE ((size_t){heap}u)"]
     source = None
-    if alloc in ("freertos-heap2", "freertos-heap4", "freertos-heap5"):
-        n = alloc[-1]
-        heap_file = f"FreeRTOS-Kernel/portable/MemMang/heap_{n}.c"
-        if n == "5":
-            config = [config[0], "/* heap_5 has no ucHeap: define one region of this size with",
-                      f" * vPortDefineHeapRegions() before the first allocation ({heap} bytes). */"]
-        return {"heap_file": heap_file, "config": "\n".join(config) + "\n", "source": None,
-                "app": None}
     if alloc in ("tlsf", "tlsf-sl2"):
         heap_file = "ports/freertos/heap_tlsf.c"
         config.append(f"#define configHEAPKIT_TLSF_SL_LOG2 {1 if alloc == 'tlsf-sl2' else 0}")
@@ -577,9 +575,16 @@ def advise_trace(name: str, info: dict, rows: list[dict], targets: dict, margin:
         r["cost"] = row_cost(r, axis)
         r["on_front"] = r["allocator"] in d["front"]
     doc = {"trace": name, **info, "cost": axis, "rows": rows, **d}
-    if d["recommendation"]:
-        pick = next(r for r in rows if r["allocator"] == d["recommendation"])
-        doc["config"] = snippets(name, pick, margin)
+    by_name = {r["allocator"]: r for r in rows}
+    configured = d["recommendation"]
+    if configured and by_name[configured]["family"] != "heapkit":
+        # The configuration is heapkit's: its own pick by the same rule, next to the answer.
+        own = decide([r for r in rows if r["family"] == "heapkit"], axis, margin, max_heap,
+                     max_insns)
+        configured = doc["heapkit_pick"] = own["recommendation"]
+        doc["heapkit_reason"] = own.get("reason") or own.get("why_none")
+    if configured:
+        doc["config"] = {"allocator": configured, **snippets(name, by_name[configured], margin)}
     return doc
 
 
@@ -741,6 +746,9 @@ def text(doc: dict) -> list[str]:
             out.append("recommendation: " + t["reason"])
         else:
             out.append("no recommendation: " + t.get("why_none", ""))
+        if "heapkit_pick" in t:
+            out.append("heapkit's own pick" + (" (configured below)" if t["heapkit_pick"] else "")
+                       + ": " + (t["heapkit_reason"] or "none"))
         out.append("")
     if doc.get("detection_error"):
         out.append(f"misuse: not measured ({doc['detection_error']})")
@@ -806,7 +814,7 @@ def run(args) -> int:
     for t in doc["traces"]:
         cfg = t.get("config") or {}
         if cfg.get("c") and not args.out:
-            print(f"-- {t['trace']}: C ({t['recommendation']})\n{cfg['c']}")
+            print(f"-- {t['trace']}: C ({cfg['allocator']})\n{cfg['c']}")
         fr = cfg.get("freertos")
         if fr and not args.out:
             print(f"-- {t['trace']}: FreeRTOS: build {fr['heap_file']}; FreeRTOSConfig.h:\n"

@@ -1016,9 +1016,12 @@ def section_advice(data: dict, figs: Figures) -> str:
                 rows.append([t["trace"], ("none", "bad"), "", "", "", (t.get("why_none", ""), "wrap")])
                 continue
             h = pick.get("host") or {}
+            why = t["reason"]
+            if "heapkit_pick" in t:
+                why += f". heapkit's own pick: {t['heapkit_reason'] or 'none'}"
             rows.append([t["trace"], pick["allocator"], fmt_kib(pick["heap"]),
                          _cost_text(pick.get("cost"), t.get("cost") or {}),
-                         fmt_ns(h.get("ns_per_op"), h.get("step_ns")), (t["reason"], "wrap")])
+                         fmt_ns(h.get("ns_per_op"), h.get("step_ns")), (why, "wrap")])
         parts.append(table(["trace", "recommended", "heap to configure", "worst case per call",
                             "host ns/op", "why"], rows, numeric_from=2, text_cols=[-1]))
         parts.append(figs.img(fig_advice_fronts, (doc.get("traces") or [],),

@@ -117,14 +117,14 @@ def test_fixed_size_trace_pool_wins(tmp_path):
 # --------------------------------------------------------------------------
 # The decision rule on hand-made measurements
 
-AXIS = {"kind": "instructions", "target": "cortex-m3", "title": "Cortex-M3",
+AXIS = {"kind": "instructions", "target": "cortex-m3", "title": "Cortex-M3", "arena": 3670016,
         "unit": "instructions", "short": "instructions",
         "label": "Cortex-M3 worst-case instructions"}
 
 
-def _row(name, heap, cost, failures=0):
-    return {"allocator": name, "min_heap": heap, "heap": adv.heap_with_margin(heap, 25),
-            "host": {"failures": 0},
+def _row(name, heap, cost, failures=0, family="heapkit"):
+    return {"allocator": name, "family": family, "min_heap": heap,
+            "heap": adv.heap_with_margin(heap, 25), "host": {"failures": 0},
             "targets": {"cortex-m3": {"worst": cost, "failures": failures}}}
 
 
@@ -156,10 +156,28 @@ def test_decide_budgets():
 
 
 def test_decide_leaves_out_what_fails_on_the_target():
-    rows = [_row("tlsf", 100_000, 226, failures=977), _row("buddy", 150_000, 300)]
+    rows = [_row("tlsf", 100_000, 226, failures=977), _row("buddy", 150_000, 300),
+            _row("bump", 4_000_000, 100, failures=3)]
     d = adv.decide(rows, AXIS, 25)
     assert d["recommendation"] == "buddy"
-    assert d["dropped"] == ["tlsf fails 977 allocations on Cortex-M3"]
+    assert d["dropped"] == ["tlsf fails 977 allocations on Cortex-M3's 3,584.0 KiB arena "
+                            "(it needs 97.7 KiB on the host)",
+                            "bump needs more heap than Cortex-M3's 3,584.0 KiB arena"]
+
+
+def test_a_peer_wins_and_heapkit_configures_its_own_pick():
+    rows = [_row("o1heap", 100_000, 90, family="peer"), _row("tlsf", 101_000, 226),
+            _row("seqfit-best", 99_000, 400)]
+    for r in rows:
+        r["arena_alignment"] = 64
+    targets = {"cortex-m3": {"title": "Cortex-M3", "arena": 3670016,
+                             "runs": {("t", r["allocator"]): r["targets"]["cortex-m3"]
+                                      for r in rows}}}
+    doc = adv.advise_trace("t", {"records": 10}, rows, targets, 25, None, None)
+    assert doc["recommendation"] == "o1heap" and doc["heapkit_pick"] == "tlsf"
+    assert doc["heapkit_reason"].startswith("tlsf: heap ≥ 98.6 KiB")
+    assert doc["config"]["allocator"] == "tlsf" and "hk_tlsf_init" in doc["config"]["c"]
+    assert doc["config"]["freertos"]["heap_file"] == "ports/freertos/heap_tlsf.c"
 
 
 def test_misuse_matrix_output_is_parsed():
