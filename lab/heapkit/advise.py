@@ -394,17 +394,7 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
             cands.append(r)
     out["dropped"] = dropped
     if not cands:
-        smallest = min(measured, key=lambda r: r["heap"])
-        cheapest = min(measured, key=lambda r: row_cost(r, axis))
-        why = []
-        if max_heap is not None:
-            why.append(f"the smallest heap with margin is {smallest['allocator']}'s "
-                       f"{rep.fmt_kib(smallest['heap'])} (--max-heap {rep.fmt_kib(max_heap)})")
-        if max_insns is not None:
-            why.append(f"the lowest worst case is {cheapest['allocator']}'s "
-                       f"{row_cost(cheapest, axis):,.0f} (--max-instructions {max_insns:,})")
-        out["why_none"] = ("nothing fits the budget: " + "; ".join(why) if why else
-                           "every allocator with a heap fails: " + "; ".join(dropped))
+        out["why_none"] = _over_budget(measured, axis, max_heap, max_insns, dropped)
         return out
     if max_heap is None:
         floor = min(r["min_heap"] for r in cands)
@@ -416,6 +406,27 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
     out["recommendation"] = pick["allocator"]
     out["reason"] = _reason(pick, cands, axis, margin)
     return out
+
+
+def _over_budget(rows: list[dict], axis: dict, max_heap: int | None, max_insns: int | None,
+                 dropped: list[str]) -> str:
+    """Why no candidate is left: the budget that nothing fits, or the failures."""
+    if max_heap is None and max_insns is None:
+        return "every allocator with a heap fails: " + "; ".join(dropped)
+    fit = rows
+    if max_heap is not None:
+        fit = [r for r in rows if r["heap"] <= max_heap]
+        if not fit:
+            best = min(rows, key=lambda r: r["heap"])
+            return (f"no heap with margin fits --max-heap {rep.fmt_kib(max_heap)}: the "
+                    f"smallest is {best['allocator']}'s {rep.fmt_kib(best['heap'])}")
+    if max_insns is None:
+        return f"every allocator within --max-heap fails: {'; '.join(dropped)}"
+    best = min(fit, key=lambda r: row_cost(r, axis))
+    return (f"no worst case within --max-instructions {max_insns:,}"
+            + (f" and --max-heap {rep.fmt_kib(max_heap)}" if max_heap is not None else "")
+            + f": the lowest is {best['allocator']}'s {row_cost(best, axis):,.0f}"
+            + (f" (left out: {'; '.join(dropped)})" if dropped else ""))
 
 
 def _reason(pick: dict, cands: list[dict], axis: dict, margin: float) -> str:
@@ -654,6 +665,10 @@ def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = D
     from .importers import import_trace
     from .trace import Trace, write_trace
     table = select(allocs, arena_allocators())
+    tnames = available_targets() if targets is None else list(targets)
+    if max_insns is not None and not tnames:
+        raise HeapkitError("--max-instructions needs instruction counts: --target cortex-m3 or "
+                           "rv32, with QEMU and the cross compilers installed")
     with tempfile.TemporaryDirectory(prefix="heapkit-advise-") as tmp:
         named: list[tuple[str, str]] = []
         info: dict[str, dict] = {}
@@ -674,14 +689,11 @@ def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = D
         library = {"hk_align": found.get("hk_align"), "hk_hardening": found.get("hardening")}
         hardening = library["hk_hardening"]
         names = [a["name"] for a in table]
-        tnames = available_targets() if targets is None else list(targets)
         tgt = measure_targets([(n, Trace.load(p)) for n, p in named], names, tnames,
                               hardening, jobs, progress) if tnames else {}
     if max_insns is not None and not any("runs" in t for t in tgt.values()):
-        raise HeapkitError("--max-instructions needs instruction counts: --target cortex-m3 or "
-                           "rv32, with QEMU and the cross compilers installed"
-                           + "".join(f" ({k}: {v['error']})" for k, v in tgt.items()
-                                     if "error" in v))
+        raise HeapkitError("--max-instructions needs instruction counts, and none were made: "
+                           + "; ".join(f"{k}: {v['error']}" for k, v in tgt.items()))
     detection = measure_detection(names)
     docs = [advise_trace(name, info[name], build_rows(name, table, host, tgt, detection, margin),
                          tgt, margin, max_heap, max_insns) for name, _ in named]

@@ -152,7 +152,14 @@ def test_decide_budgets():
     assert d["recommendation"] == "seqfit-best"
     assert "grows with the number of free blocks" in d["reason"]
     d = adv.decide(rows, AXIS, 25, max_heap=50_000)
-    assert d["recommendation"] is None and "--max-heap" in d["why_none"]
+    assert d["recommendation"] is None
+    assert d["why_none"] == ("no heap with margin fits --max-heap 48.8 KiB: the smallest is "
+                             "seqfit-best's 123.0 KiB")
+    d = adv.decide(rows, AXIS, 25, max_heap=130_000, max_insns=100)
+    assert d["why_none"] == ("no worst case within --max-instructions 100 and --max-heap "
+                             "127.0 KiB: the lowest is seqfit-best's 150")
+    d = adv.decide([_row("tlsf", 100_000, 226, failures=5)], AXIS, 25, max_heap=200_000)
+    assert d["why_none"].startswith("every allocator within --max-heap fails: tlsf fails 5")
 
 
 def test_decide_leaves_out_what_fails_on_the_target():
@@ -329,6 +336,7 @@ def test_cli_advise_prints_the_answer_and_writes_configuration(kth_trace, tmp_pa
     (["--max-heap", "12Q"], "byte count"),
     (["--margin", "-5"], "--margin"),
     (["--margin", "nan"], "--margin"),
+    (["--target", "none", "--max-instructions", "200"], "needs instruction counts"),
 ])
 def test_cli_advise_bad_arguments_are_one_line(argv, message, kth_trace, capsys):
     code = cli.main(["advise", str(kth_trace), *argv])
