@@ -466,7 +466,8 @@ def _c_init(alloc: str) -> tuple[list[str], list[str]] | None:
     if alloc.startswith("seqfit-"):
         policy = "HK_SEQFIT_" + alloc.split("-", 1)[1].upper()
         return ["heapkit/seqfit.h"], [
-            f"hk_seqfit_t *h = hk_seqfit_init(app_heap_area, sizeof app_heap_area, {policy}, &status);",
+            f"hk_seqfit_t *h = hk_seqfit_init(app_heap_area, sizeof app_heap_area, {policy},"
+            " &status);",
             "return h != NULL ? hk_seqfit_heap(h) : NULL;"]
     if alloc in ("buddy", "buddy-lazy"):
         return ["string.h", "heapkit/buddy.h"], [
@@ -488,7 +489,8 @@ def _c_init(alloc: str) -> tuple[list[str], list[str]] | None:
     if alloc in ("poolset", "lfpool"):
         # Their size classes and block size are the catalog's configuration: take it from there.
         return ["heapkit/catalog.h"], [
-            f"return hk_catalog_find(\"{alloc}\")->make(app_heap_area, sizeof app_heap_area, &status);"]
+            f"return hk_catalog_find(\"{alloc}\")->make(app_heap_area, sizeof app_heap_area,"
+            " &status);"]
     return None
 
 
@@ -506,7 +508,8 @@ def c_snippet(alloc: str, heap: int, align: int, note: str) -> str | None:
               for h in headers]
     lines += ["", f"#define APP_HEAP_SIZE {heap}u", "",
               f"static uint8_t app_heap_area[APP_HEAP_SIZE] __attribute__((aligned({align})));", "",
-              "/* Once, before the first hk_malloc(heap, ...); NULL when the heap cannot be made. */",
+              "/* Once, before the first hk_malloc(heap, ...); NULL when the heap cannot be"
+              " made. */",
               "hk_heap_t *app_heap_init(void)", "{", "    hk_status_t status;"]
     lines += [f"    {b}" for b in body] + ["}", ""]
     return "\n".join(lines)

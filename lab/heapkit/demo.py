@@ -362,11 +362,11 @@ def _advice(data: dict, made: dict, info: dict, quick: bool, jobs: int, progress
         m = made.get(name) or {}
         if m.get("spec", {}).get("role") != "real" or "path" not in m:
             continue
-        path = m.get("prefix_paths", {}).get(str(AOSP_SIZE_PREFIX), m["path"])
-        traces[name] = {"path": path, "records": min(m["records"], AOSP_SIZE_PREFIX)
-                        if path != m["path"] else m["records"],
-                        "note": "the first records only (time budget)" if path != m["path"]
-                        or m["spec"].get("prefix") else ""}
+        size_path = m.get("prefix_paths", {}).get(str(AOSP_SIZE_PREFIX))
+        cut = size_path is not None or m["spec"].get("prefix")
+        traces[name] = {"path": size_path or m["path"],
+                        "records": AOSP_SIZE_PREFIX if size_path else m["records"],
+                        "note": "its first records only (time budget)" if cut else ""}
     targets = [t for t in ("cortex-m3",) if t in advise.available_targets()]
     return advise.from_results(data, traces, targets=targets, jobs=jobs, progress=progress,
                                target_max_records=QUICK_ADVICE_TARGET_RECORDS if quick
@@ -541,8 +541,8 @@ def summary_lines(data: dict) -> list[str]:
             rows.append([s["trace"], s["allocator"], "n/a: " + s["error"]] + [""] * 9)
             continue
         rows.append([s["trace"], s["allocator"], rep.fmt_int(s["failures"]),
-                     *[rep.fmt_ns(s[k], s["step"]) for k in ("malloc_p50", "malloc_p99", "malloc_max",
-                                                             "free_p50", "free_p99", "free_max")],
+                     *[rep.fmt_ns(s[k], s["step"]) for k in
+                       ("malloc_p50", "malloc_p99", "malloc_max", "free_p50", "free_p99", "free_max")],
                      rep.fmt_pct(s["jw4"]), rep.fmt_bytes(s["peak_footprint"]),
                      str(s["bugs"])])
     out = [rep.text_table(["trace", "allocator", "failures", "malloc p50", "malloc p99",

@@ -985,7 +985,8 @@ def _advice_rows(t: dict, targets: Sequence[str]) -> list[list[Any]]:
         mark = " (recommended)" if r["allocator"] == t.get("recommendation") else \
             " (front)" if r.get("on_front") else ""
         if not r.get("min_heap"):
-            rows.append([r["allocator"], ("none: " + (r.get("why_none") or "no heap found"), "wrap")]
+            why = "none: " + (r.get("why_none") or "no heap found")
+            rows.append([r["allocator"], (why, "wrap")]
                         + [""] * (len(targets) + 4))
             continue
         cells: list[Any] = [r["allocator"] + mark, fmt_bytes(r["min_heap"]), fmt_bytes(r["heap"])]
@@ -1013,7 +1014,8 @@ def section_advice(data: dict, figs: Figures) -> str:
         for t in doc.get("traces") or []:
             pick = next((r for r in t["rows"] if r["allocator"] == t.get("recommendation")), None)
             if pick is None:
-                rows.append([t["trace"], ("none", "bad"), "", "", "", (t.get("why_none", ""), "wrap")])
+                rows.append([t["trace"], ("none", "bad"), "", "", "",
+                             (t.get("why_none", ""), "wrap")])
                 continue
             h = pick.get("host") or {}
             why = t["reason"]

@@ -196,7 +196,8 @@ def test_misuse_matrix_output_is_parsed():
         "corruption[buddy] HK_HARDENING=1: 27 run, 21 detected | smoke ok | overflow-used 1:- 2:- "
         "| overflow-free 1:C 2:CD | owner-header skipped | freed-poison -")
     assert level == 1
-    assert dmg == {"buddy": {"overflow-used": [0, 2], "overflow-free": [2, 2], "freed-poison": [0, 1]}}
+    assert dmg == {"buddy": {"overflow-used": [0, 2], "overflow-free": [2, 2],
+                             "freed-poison": [0, 1]}}
 
 
 def test_detection_comes_from_the_matrices():

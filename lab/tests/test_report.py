@@ -139,14 +139,17 @@ def hand_advice() -> dict:
                      "host": {"ns_per_op": 30.0 + k if k else 3.0, "p99_ns": 100.0,
                               "step_ns": 9.8, "arena": heap, "failures": 0},
                      "targets": {"cortex-m3": {"worst": 500 - 37 * k, "failures": 0}},
-                     "cost": 500 - 37 * k, "growth": None if alloc == "buddy" else "the number of free blocks",
-                     "detects": {"text": f"misuse {k}/16"}, "on_front": alloc in ("buddy", "freertos-heap5")})
+                     "cost": 500 - 37 * k,
+                     "growth": None if alloc == "buddy" else "the number of free blocks",
+                     "detects": {"text": f"misuse {k}/16"},
+                     "on_front": alloc in ("buddy", "freertos-heap5")})
     return {"kind": "heapkit-advise", "version": 1,
             "machine": {"system": "Linux", "release": "6.1", "arch": "riscv64", "cpus": 64,
                         "cpu": "Test CPU 9000", "virtualised": False, "load_avg": [0.5, 0.5, 0.5]},
             "settings": {"margin": 25, "host_arena": "the heap with margin"},
             "library": {"hk_align": 8, "hk_hardening": 1},
-            "targets": {"cortex-m3": {"title": "Cortex-M3", "arena": 3670016, "skipped_traces": {}}},
+            "targets": {"cortex-m3": {"title": "Cortex-M3", "arena": 3670016,
+                                      "skipped_traces": {}}},
             "traces": [{"trace": "ls", "records": 1000, "cost": axis, "rows": rows,
                         "front": ["buddy", "freertos-heap5"], "recommendation": "buddy",
                         "reason": "buddy: heap ≥ 68.4 KiB, worst case 500 instructions; a reason "
@@ -582,7 +585,7 @@ def test_quick_demo_report(quick_demo):
             continue
         t = (r["result"]["replay"].get("timing") or {}).get("malloc") or {}
         if t.get("count"):
-            assert rep.fmt_ns(t["p50"], rep.clock_step(r)) in summary
+            assert rep.esc(rep.fmt_ns(t["p50"], rep.clock_step(r))) in summary
         fp = r["result"]["replay"]["memory"]["peak_footprint"]
         if fp is not None:
             assert rep.fmt_bytes(fp) in summary
