@@ -234,7 +234,7 @@ target-test: deps
 # disassembly, two runs identical, corruption, failure and saturation reports.
 target-icount-test: deps venv
 	@echo "== instruction counter in QEMU, Cortex-M3 and RV32 (lab/tests/test_target.py)"
-	@$(call timed,cortex-m3 + rv32 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py -q -m target)
+	@$(call timed,cortex-m3 + rv32 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py lab/tests/test_advise.py -q -m target)
 
 FW := $(BUILD)/firmware-trace
 FW_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/arm-cortex-m3.cmake

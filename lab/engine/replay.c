@@ -514,7 +514,12 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Median cost of an empty measurement (two back-to-back stamps), in ticks. */
-static double calibrate_overhead(void)
+/*
+ * The median of an empty measurement, and in *step the smallest nonzero one:
+ * the clock's resolution as the loop sees it (a virtualised TSC may advance
+ * in coarse steps), below which a call's time cannot be told from zero.
+ */
+static double calibrate_overhead(double *step)
 {
     enum { N = 4001 };
     static uint64_t d[N];
@@ -528,6 +533,13 @@ static double calibrate_overhead(void)
         d[i] = t1 - t0;
     }
     qsort(d, N, sizeof(d[0]), cmp_u64);
+    *step = 0;
+    for (i = 0; i < N; i++) {
+        if (d[i] != 0) {
+            *step = (double)d[i];
+            break;
+        }
+    }
     return (double)d[N / 2];
 }
 
@@ -601,7 +613,8 @@ static int timing_init(lab_timing_t *tm, const lab_trace_t *t)
         }
     }
 #endif
-    tm->overhead_ns = calibrate_overhead() * tm->ns_per_tick;
+    tm->overhead_ns = calibrate_overhead(&tm->step_ns) * tm->ns_per_tick;
+    tm->step_ns *= tm->ns_per_tick;
     return 0;
 }
 

@@ -86,6 +86,7 @@ typedef struct lab_timing {
     double ns_per_tick;
     const char *clock;             /* what a tick is */
     double overhead_ns;            /* median of an empty measurement, subtracted when reporting */
+    double step_ns;                /* smallest nonzero difference of two clock reads: no finer time is resolved */
 } lab_timing_t;
 
 typedef struct lab_result {

@@ -209,6 +209,7 @@ static int write_timing(json_t *j, const lab_run_t *run)
     json_str(j, "clock", tm->clock);
     json_f64(j, "ns_per_tick", tm->ns_per_tick);
     json_f64(j, "overhead_ns", tm->overhead_ns);
+    json_f64(j, "step_ns", tm->step_ns);
     for (k = 0; k < LAB_OP_KINDS; k++) {
         lab_tstat_t st;
         if (lab_tstat(tm, k, &st) != 0) {
@@ -393,6 +394,7 @@ int lab_write_json(FILE *f, const lab_run_t *run)
 
     json_obj(&j, "engine");
     json_u64(&j, "hk_align", HK_ALIGN);
+    json_u64(&j, "hk_hardening", HK_HARDENING);
     json_str(&j, "ld_preload", preload != NULL && *preload != '\0' ? preload : NULL);
     json_f64(&j, "load_s", run->load_s);
     json_f64(&j, "total_s", run->total_s);

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The ``heapkit`` command line.
 
-Subcommands: import, leaks, gen, info, workloads, bench, size, trace, report, demo, explore, netapp,
-kth-release (heapkit/kth_release.py).
+Subcommands: import, leaks, gen, info, workloads, bench, size, advise (heapkit/advise.py),
+trace, report, demo, explore, netapp, kth-release (heapkit/kth_release.py).
 ``trace`` (capture a program), ``report`` and ``demo`` are implemented in
 heapkit/capture.py, heapkit/report.py and heapkit/demo.py, each exposing
 ``run(args: argparse.Namespace) -> int``; bench and size drive the replay
@@ -25,10 +25,11 @@ import signal
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 from . import __version__, inputs, progress, report
-from .cliargs import ListAction, byte_size, list_first, parse_bytes, positive_int
+from .cliargs import ListAction, byte_size, list_first, parse_bytes, percent, positive_int
 from .errors import HeapkitError
 from .annotations import side_path
 from .boards import TARGETS
@@ -394,7 +395,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(text_table(header, rows, right=set(range(2, len(header)))))
     print(_engine_throughput(runs))
     if args.json:
-        _write_json(args.json, {"kind": "heapkit-bench", "version": 1, "runs": runs})
+        _write_json(args.json, {"kind": "heapkit-bench", "version": 1,
+                                "machine": engine.machine(), "runs": runs})
     return 0
 
 
@@ -522,7 +524,8 @@ def cmd_size(args: argparse.Namespace) -> int:
         gm_rows.append([a, _num(gm, "{:.3f}"), f"{len(xs)}/{len(traces)}"])
     print(text_table(["allocator", "geomean ratio", "traces"], gm_rows, right={1, 2}))
     if args.json:
-        _write_json(args.json, {"kind": "heapkit-size", "version": 1, "runs": runs,
+        _write_json(args.json, {"kind": "heapkit-size", "version": 1,
+                                "machine": engine.machine(), "runs": runs,
                                 "geomean_ratio": geomeans})
     return 0
 
@@ -546,6 +549,10 @@ def _json_default(o: Any):
     except ImportError:  # pragma: no cover
         pass
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    return int(_plugin("advise", "advise").run(args) or 0)
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
@@ -710,11 +717,39 @@ def build_parser() -> argparse.ArgumentParser:
                        "geometric mean ratio. Allocators that do not live in an arena (the "
                        "system malloc and the preloaded ones) are skipped, and named on stderr.")
     selection(s, **{"--alloc": _arena_allocators})
-    s.add_argument("--margin", type=_percent, nargs="?", const=SIZE_MARGIN_PCT, metavar="PCT",
+    s.add_argument("--margin", type=percent, nargs="?", const=SIZE_MARGIN_PCT, metavar="PCT",
                    help="add a column (and JSON key \"advised\"): the min arena plus PCT %% "
                    f"headroom, rounded up to 8 bytes (default PCT {SIZE_MARGIN_PCT}; "
                    "docs/firmware-trace.md says why)")
     s.set_defaults(func=cmd_size)
+
+    s = sub.add_parser("advise", help="which allocator, how much heap, what worst case",
+                       description="For each trace and every allocator that lives in an arena: "
+                       "the smallest heap that never fails, host time per operation, the exact "
+                       "worst-case instructions per call on Cortex-M3 and RV32 (QEMU, where "
+                       "installed) and the misuse it detects at the library's HK_HARDENING; "
+                       "then the Pareto front of heap against worst case and a recommendation "
+                       "with its reason, as C and FreeRTOS configuration (docs/advise.md).")
+    s.add_argument("traces", nargs="+", metavar="TRACE",
+                   help="trace files (heapkit or any importable format)")
+    s.add_argument("--alloc", metavar="A,B,...",
+                   help="allocators to consider, comma-separated (default: every arena allocator)")
+    s.add_argument("--max-instructions", type=positive_int, metavar="N",
+                   help="recommend only allocators whose worst case is at most N instructions")
+    s.add_argument("--max-heap", type=byte_size, metavar="BYTES",
+                   help="recommend only heaps (with margin) of at most BYTES (K, M, G suffixes); "
+                   "the heap is then a budget and the lowest worst case within it wins")
+    s.add_argument("--margin", type=percent, default=25.0, metavar="PCT",
+                   help="percent added to the smallest heap in the configuration (default 25)")
+    s.add_argument("--target", metavar="cortex-m3|rv32|none",
+                   help="where to count instructions, comma-separated (default: every target "
+                   "whose QEMU and cross compiler are installed)")
+    s.add_argument("--json", metavar="FILE", help="write the advice as JSON")
+    s.add_argument("--out", metavar="DIR",
+                   help="write advice.json and per trace the C and FreeRTOS files")
+    s.add_argument("--jobs", type=positive_int, default=2, metavar="N",
+                   help="engine and QEMU runs at once (default 2)")
+    s.set_defaults(func=cmd_advise)
 
     s = sub.add_parser("trace", help="record a program's allocations to a binary trace",
                        description="Run PROGRAM with the LD_PRELOAD recorder (lab/capture/) "
@@ -842,16 +877,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="FILE", help="also write the measurements here")
     s.set_defaults(func=cmd_kth_release)
     return p
-
-
-def _percent(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = -1.0
-    if not 0 <= v <= 1000:
-        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 1000, got {text!r}")
-    return v
 
 
 def main(argv: Sequence[str] | None = None) -> int:

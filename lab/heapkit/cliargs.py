@@ -36,6 +36,17 @@ def byte_size(text: str) -> int:
     return v
 
 
+def percent(text: str) -> float:
+    """argparse type: a percentage from 0 to 1000."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v <= 1000:
+        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 1000, got {text!r}")
+    return v
+
+
 def positive_int(text: str) -> int:
     """argparse type: a positive decimal integer."""
     try:

@@ -23,8 +23,14 @@ Steps (``collect`` then ``run``):
    under libheapkit_malloc.so with and without HEAPKIT_RELEASE, 3 runs each,
    1 with ``--quick``), stored as ``extra.kth_release`` or, when it cannot
    run, as the reason.
-3. Output: the summary table on stdout, ``OUTDIR/results.json`` (the
-   report's input, ``kind: heapkit-demo``) and ``OUTDIR/report.html``.
+3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
+   size searches and replays above, with the misuse matrices and, where QEMU
+   is installed, Cortex-M3 instruction counts on the traces of at most
+   :data:`ADVICE_TARGET_RECORDS` records (:data:`QUICK_ADVICE_TARGET_RECORDS`
+   with ``--quick``), stored as ``advice``: the report opens with it.
+4. Output: the summary table and one line of advice per real trace on stdout,
+   ``OUTDIR/results.json`` (the report's input, ``kind: heapkit-demo``) and
+   ``OUTDIR/report.html``.
 
 The AOSP size searches replay a prefix of each trace (the first
 :data:`AOSP_SIZE_PREFIX` records): a full size search of systemui takes
@@ -63,6 +69,8 @@ AOSP_SIZE_PREFIX = 200_000        # records of each AOSP trace the size search r
 QUICK_AOSP_PREFIX = 20_000        # --quick: bench and size search on this prefix
 QUICK_WEE_MAX_LINES = 5_000       # --quick: skip the larger wee_alloc traces
 KTH_WINDOWS = 10
+ADVICE_TARGET_RECORDS = 20_000    # the advice's Cortex-M3 counts: traces up to this many records
+QUICK_ADVICE_TARGET_RECORDS = 5_000
 MERGE_PROBE = 16                  # the fresh-heap reference: malloc(16), free
 
 # --quick: smaller workloads (same generators, same seed).
@@ -321,6 +329,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         t_prep = time.perf_counter() - t0
         tasks = _tasks(made, allocs, quick)
         data = _execute(tasks, made, allocs, info, jobs, progress)
+        data["advice"] = _advice(data, made, info, quick, jobs, progress)
         data["extra"]["kth_release"] = _kth_release(quick, progress)
     finally:
         if own_tmp:
@@ -328,7 +337,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
     wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     data["meta"].update({
         "generated": datetime.datetime.now().isoformat(timespec="seconds"),
-        "host": rep.host_description(), "quick": quick, "allocators": allocs,
+        "machine": engine.machine(), "quick": quick, "allocators": allocs,
         "engine_binary": str(binary),
         "timing": {"wall_s": wall, "cpu_s": cpu, "prepare_wall_s": t_prep, "jobs": jobs,
                    "load_avg_at_end": list(os.getloadavg())},
@@ -340,6 +349,27 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         "notes": _notes(quick, made),
     })
     return data
+
+
+def _advice(data: dict, made: dict, info: dict, quick: bool, jobs: int, progress: bool) -> dict:
+    """heapkit advise on the real traces, from the size searches and replays just run; the
+    Cortex-M3 counts where QEMU is installed, on the traces of at most
+    :data:`ADVICE_TARGET_RECORDS` records (those are seconds each)."""
+    from . import advise
+    traces = {}
+    for name in info:
+        m = made.get(name) or {}
+        if m.get("spec", {}).get("role") != "real" or "path" not in m:
+            continue
+        size_path = m.get("prefix_paths", {}).get(str(AOSP_SIZE_PREFIX))
+        cut = size_path is not None or m["spec"].get("prefix")
+        traces[name] = {"path": size_path or m["path"],
+                        "records": AOSP_SIZE_PREFIX if size_path else m["records"],
+                        "note": "its first records only (time budget)" if cut else ""}
+    targets = [t for t in ("cortex-m3",) if t in advise.available_targets()]
+    return advise.from_results(data, traces, targets=targets, jobs=jobs, progress=progress,
+                               target_max_records=QUICK_ADVICE_TARGET_RECORDS if quick
+                               else ADVICE_TARGET_RECORDS)
 
 
 def _engine_binary(progress: bool) -> Path:
@@ -508,9 +538,8 @@ def summary_lines(data: dict) -> list[str]:
             rows.append([s["trace"], s["allocator"], "n/a: " + s["error"]] + [""] * 9)
             continue
         rows.append([s["trace"], s["allocator"], rep.fmt_int(s["failures"]),
-                     rep.fmt_ns(s["malloc_p50"]), rep.fmt_ns(s["malloc_p99"]),
-                     rep.fmt_ns(s["malloc_max"]), rep.fmt_ns(s["free_p50"]),
-                     rep.fmt_ns(s["free_p99"]), rep.fmt_ns(s["free_max"]),
+                     *[rep.fmt_ns(s[k], s["step"]) for k in
+                       ("malloc_p50", "malloc_p99", "malloc_max", "free_p50", "free_p99", "free_max")],
                      rep.fmt_pct(s["jw4"]), rep.fmt_bytes(s["peak_footprint"]),
                      str(s["bugs"])])
     out = [rep.text_table(["trace", "allocator", "failures", "malloc p50", "malloc p99",
@@ -541,6 +570,8 @@ def run(args) -> int:
     t0, cpu0 = time.perf_counter(), _cpu()
     data = collect(quick=args.quick, jobs=args.jobs, traces_dir=traces_dir)
     print("\n".join(summary_lines(data)))
+    for t in (data.get("advice") or {}).get("traces", []):
+        print(f"advice for {t['trace']}: " + (t.get("reason") or "none: " + t.get("why_none", "")))
     res_path = outdir / "results.json"
     with open(res_path, "w", encoding="utf-8") as f:
         json.dump(data, f, separators=(",", ":"), default=_json_default)

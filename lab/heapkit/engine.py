@@ -31,6 +31,7 @@ import ctypes.util
 import functools
 import json
 import os
+import platform
 import shutil
 import tempfile
 from pathlib import Path
@@ -41,8 +42,8 @@ from . import progress as _progress
 from .errors import HeapkitError
 
 __all__ = [
-    "EngineError", "PEERS", "binary_path", "build", "find_binary",
-    "replay", "size_search", "list_allocators", "arena_allocators", "as_hkb", "PRELOADED",
+    "EngineError", "PEERS", "binary_path", "build", "find_binary", "replay", "size_search",
+    "list_allocators", "arena_allocators", "allocator_table", "machine", "as_hkb", "PRELOADED",
     "preload_library",
 ]
 
@@ -251,10 +252,42 @@ def _engine_entry(allocator: str, preload: str | None, binary: str | os.PathLike
     return "system", lib
 
 
+def allocator_table(*, binary: str | os.PathLike | None = None) -> list[dict]:
+    """The engine's own entries: [{"name", "family", "in_arena"}] in table order."""
+    table = _run(["--list", "--json", "-"], binary=binary)
+    if not isinstance(table, list):
+        raise EngineError("hk-replay --list --json printed no list")
+    return table
+
+
+def machine() -> dict:
+    """The machine results are measured on, recorded with them for the report's banner."""
+    info = {"system": platform.system(), "release": platform.release(),
+            "arch": platform.machine(), "cpus": os.cpu_count(), "cpu": None,
+            "virtualised": None, "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and info["cpu"] is None:
+                    info["cpu"] = value.strip()
+                elif key == "flags":
+                    info["virtualised"] = "hypervisor" in value.split()
+                    break
+    except OSError:
+        pass
+    try:
+        info["load_avg"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        info["load_avg"] = None
+    return info
+
+
 def arena_allocators(*, binary: str | os.PathLike | None = None) -> set[str]:
     """The allocators that live in an arena, the ones a size search can size (not "system"
     nor the preloaded ones, which the process heap serves)."""
-    return {a["name"] for a in _run(["--list", "--json", "-"], binary=binary) if a["in_arena"]}
+    return {a["name"] for a in allocator_table(binary=binary) if a["in_arena"]}
 
 
 def list_allocators(*, binary: str | os.PathLike | None = None) -> list[str]:

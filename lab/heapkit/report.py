@@ -38,7 +38,6 @@ import io
 import json
 import math
 import os
-import platform
 import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -51,6 +50,7 @@ from .errors import HeapkitError
 
 # Section ids and headings, in page order (tests look for these headings).
 SECTIONS = {
+    "advice": "Advice: which allocator, how much heap, what worst case (heapkit advise)",
     "summary": "Summary: every allocator on every trace",
     "size": "Smallest arena per trace (heapkit size)",
     "buddy-freertos": "buddy-freertos Tables 3-6: free blocks, merging, alloc/free time (buddy-paper)",
@@ -63,8 +63,9 @@ SECTIONS = {
     "notes": "Method, deviations, and what could not be reproduced",
 }
 
-NOISE_NOTE = ("Host timings are noisy: one call at a time on a shared, virtualised 2-core "
-              "machine (TSC or CLOCK_MONOTONIC, empty-measurement overhead subtracted). "
+NOISE_NOTE = ("Host timings are noisy: one call at a time on the machine named at the top "
+              "(TSC or CLOCK_MONOTONIC, empty-measurement overhead subtracted; a time below "
+              "the clock's step prints as '< step'). "
               "Read medians and percentiles; max and standard deviation mostly show "
               "preemption. Compare allocators within this run only.")
 
@@ -94,8 +95,14 @@ def fmt_int(v: Any) -> str:
     return "n/a" if v is None else f"{int(round(v)):,}"
 
 
-def fmt_ns(v: Any) -> str:
-    return "n/a" if v is None else f"{v:,.0f}"
+def fmt_ns(v: Any, step: Any = None) -> str:
+    """Nanoseconds; below the clock's step (the engine's ``step_ns``) "< step", since a
+    time there cannot be told from 0."""
+    if v is None:
+        return "n/a"
+    if step and v < step:
+        return f"< {step:,.0f}"
+    return f"{v:,.0f}"
 
 
 def fmt_f(v: Any, digits: int = 1) -> str:
@@ -244,7 +251,7 @@ def run_heapmap_stats(run: dict) -> list[dict] | None:
 
 def _empty() -> dict:
     return {"kind": "heapkit-report-input", "meta": {}, "runs": [], "size_runs": [],
-            "traces": {}, "extra": {}, "target": []}
+            "traces": {}, "extra": {}, "target": [], "advice": []}
 
 
 def _engine_run(obj: dict) -> dict:
@@ -267,11 +274,14 @@ def normalize(obj: Any) -> dict:
             data[key] = dict(obj.get(key) or {})
         data["runs"] = list(obj.get("runs") or [])
         data["size_runs"] = list(obj.get("size_runs") or [])
+        data["advice"] = [obj["advice"]] if obj.get("advice") else []
         data["kind"] = kind
     elif kind == "heapkit-bench":
         data["runs"] = list(obj.get("runs") or [])
     elif kind == "heapkit-size":
         data["size_runs"] = list(obj.get("runs") or [])
+    elif kind == "heapkit-advise":
+        data["advice"] = [obj]
     elif kind == "heapkit-explore":
         data["extra"]["explore"] = [obj]
     elif kind == "heapkit-target":
@@ -280,7 +290,10 @@ def normalize(obj: Any) -> dict:
         run = _engine_run(obj)
         (data["size_runs"] if obj.get("mode") == "size-search" else data["runs"]).append(run)
     else:
-        raise HeapkitError("results: not a heapkit demo/bench/size/target file nor hk-replay output")
+        raise HeapkitError("results: not a heapkit demo/bench/size/advise/target file nor "
+                           "hk-replay output")
+    if obj.get("machine") and not data["meta"].get("machine"):
+        data["meta"]["machine"] = obj["machine"]
     for key in ("runs", "size_runs"):
         for run in data[key]:
             if not (isinstance(run, dict) and isinstance(run.get("allocator"), str)
@@ -293,6 +306,7 @@ def merge(into: dict, other: dict) -> dict:
     into["runs"] += other["runs"]
     into["size_runs"] += other["size_runs"]
     into.setdefault("target", []).extend(other.get("target") or [])
+    into.setdefault("advice", []).extend(other.get("advice") or [])
     into["traces"].update(other["traces"])
     into["meta"].update(other["meta"])
     for k, v in other["extra"].items():
@@ -356,6 +370,11 @@ def timing(run: dict, kind: str) -> dict | None:
     return t if t and t.get("count") else None
 
 
+def clock_step(run: dict | None) -> float | None:
+    """The engine's clock step for this run (None in results older than step_ns)."""
+    return get((run or {}).get("result") or {}, "replay.timing.step_ns")
+
+
 def failed(run: dict) -> str | None:
     """Why a run has no result (the engine refused it), or None."""
     return run.get("error") if not run.get("result") else None
@@ -368,7 +387,7 @@ def summary_row(run: dict) -> dict:
            "family": get(res, "allocator.family", run.get("family", "")),
            "records": get(rep, "completed_records"), "failures": get(rep, "failures.total"),
            "jw4": get(rep, "fragmentation.jw4"), "peak_footprint": get(rep, "memory.peak_footprint"),
-           "arena": get(res, "arena.size"), "error": failed(run)}
+           "arena": get(res, "arena.size"), "error": failed(run), "step": clock_step(run)}
     errs = rep.get("errors") or {}
     row["bugs"] = sum(int(errs.get(k) or 0) for k in ("corrupt_blocks", "calloc_not_zero",
                                                           "misaligned", "bad_blocks",
@@ -488,67 +507,167 @@ def _ccdf_points(t: dict) -> tuple[list[float], list[float]]:
     return xs, [y for _, y in pts]
 
 
-def fig_latency(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles) -> str | None:
+MAX_SERIES = 8
+GREY = {"color": "0.78", "linestyle": "-", "linewidth": 0.8, "zorder": 1}
+
+
+def series_panels(allocs: Sequence[str], highlight: Iterable[str] = ()
+                  ) -> list[tuple[list[str], list[str]]]:
+    """(coloured, grey) series per row of panels: everything in one row up to MAX_SERIES;
+    beyond, the highlighted ones (the advice's front) coloured and the rest grey, or without
+    a front small multiples of MAX_SERIES series each."""
+    allocs = list(allocs)
+    if len(allocs) <= MAX_SERIES:
+        return [(allocs, [])]
+    hl = [a for a in allocs if a in set(highlight)][:MAX_SERIES]
+    if hl:
+        return [(hl, [a for a in allocs if a not in hl])]
+    return [(allocs[i:i + MAX_SERIES], []) for i in range(0, len(allocs), MAX_SERIES)]
+
+
+def _panel_style(st: Styles, a: str, i: int) -> dict:
+    """The allocator's line style with a colour unique within its panel (tab10)."""
+    import matplotlib
+    style = dict(st(a))
+    if style.get("color") != "black":
+        style["color"] = matplotlib.colormaps["tab10"](i % 10)
+    return style
+
+
+def _panel_rows(draw: Callable[[Any, str, str, dict, str | None], bool], allocs: Sequence[str],
+                highlight: Iterable[str], st: Styles, kinds: Sequence[str],
+                finish: Callable[[Any, str], None], legend_at: str) -> str | None:
+    """One row of len(kinds) panels per group of series_panels(); draw(ax, kind, alloc,
+    style, label) draws one series and says whether it had data; finish(ax, kind) labels a
+    panel; each row's legend goes in its first panel at *legend_at*."""
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.0))
+    groups = series_panels(allocs, highlight)
+    fig, axes = plt.subplots(len(groups), len(kinds), figsize=(12, 3.6 * len(groups) + 0.4),
+                             squeeze=False)
     drawn = False
-    for ax, kind in zip(axes, ("malloc", "free")):
-        for a in allocs:
-            t = timing(runs[a], kind) if a in runs else None
-            if not t:
-                continue
-            xs, ys = _ccdf_points(t)
-            ax.plot(xs, ys, marker="o", markersize=2.5, label=a, **st(a))
-            drawn = True
+    for row, (shown, grey) in zip(axes, groups):
+        for ax, kind in zip(row, kinds):
+            for a in grey:
+                drawn |= draw(ax, kind, a, GREY, None)
+            for i, a in enumerate(shown):
+                drawn |= draw(ax, kind, a, _panel_style(st, a, i), a)
+            finish(ax, kind)
+        if grey:
+            row[0].plot([], [], label=f"{len(grey)} others (not on the advice's front)", **GREY)
+        if row[0].get_legend_handles_labels()[0]:
+            row[0].legend(fontsize=6.5, ncol=2, frameon=False, loc=legend_at)
+    if not drawn:
+        plt.close(fig)
+        return None
+    height = 3.6 * len(groups) + 0.4
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.55 / height, top=1 - 0.3 / height,
+                        wspace=0.2, hspace=0.75 / 3.6)
+    return _png(fig)
+
+
+def fig_latency(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles,
+                highlight: Iterable[str] = ()) -> str | None:
+    def draw(ax, kind, a, style, label) -> bool:
+        t = timing(runs[a], kind) if a in runs else None
+        if not t:
+            return False
+        xs, ys = _ccdf_points(t)
+        ax.plot(xs, ys, marker="o", markersize=2.5, label=label, **style)
+        return True
+
+    def finish(ax, kind) -> None:
         _logaxis(ax)
         ax.set_xlabel(f"{kind} time per call, ns (noisy host timing; 0 drawn at 1)")
         ax.set_ylabel("share of calls slower (1 - CDF)")
         ax.set_title(f"{trace}: {kind} latency")
-    if not drawn:
-        plt.close(fig)
-        return None
-    _legend_below(fig, axes[0])
-    return _png(fig)
+
+    return _panel_rows(draw, [a for a in allocs if a in runs], highlight, st,
+                       ("malloc", "free"), finish, "lower left")
 
 
-def fig_fragmentation(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles
-                      ) -> str | None:
-    plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.0))
-    drawn = False
+def fig_fragmentation(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles,
+                      highlight: Iterable[str] = ()) -> str | None:
     # R(i) of a run without failures (a failed request holds no memory, so a
     # run with failures has a lower R of its own).
     ref = [get(runs[a].get("result") or {}, "replay.series") for a in allocs if a in runs
            and get(runs[a].get("result") or {}, "replay.failures.total") == 0]
     ref = [x for x in ref if x and x.get("live_requested")]
-    if ref:
-        axes[0].plot(np.asarray(ref[0]["record"], dtype=float),
-                     np.asarray(ref[0]["live_requested"], dtype=float) / 1024, color="black",
-                     linewidth=2.0, label="live requested (runs without failures)", zorder=10)
-    for a in allocs:
+
+    def series(a):
         s = get(runs.get(a, {}).get("result") or {}, "replay.series")
-        if not s or not s.get("footprint"):
-            continue
+        return s if s and s.get("footprint") else None
+
+    def draw(ax, kind, a, style, label) -> bool:
+        s = series(a)
+        if s is None:
+            return False
         rec = np.asarray(s["record"], dtype=float)
         fp = np.asarray(s["footprint"], dtype=float)
-        req = np.asarray(s["live_requested"], dtype=float)
-        axes[0].plot(rec, fp / 1024, label=a, **st(a))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(req > 0, fp / req, np.nan)
-        axes[1].plot(rec, ratio, label=a, **st(a))
-        drawn = True
-    if not drawn:
-        plt.close(fig)
+        if kind == "footprint":
+            ax.plot(rec, fp / 1024, label=label, **style)
+        else:
+            req = np.asarray(s["live_requested"], dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ax.plot(rec, np.where(req > 0, fp / req, np.nan), label=label, **style)
+        return True
+
+    def finish(ax, kind) -> None:
+        _logaxis(ax, "y")
+        ax.set_xlabel("record")
+        if kind == "footprint":
+            if ref:
+                ax.plot(np.asarray(ref[0]["record"], dtype=float),
+                        np.asarray(ref[0]["live_requested"], dtype=float) / 1024, color="black",
+                        linewidth=2.0, label="live requested", zorder=10)
+            ax.set_ylabel("KiB (log)")
+            ax.set_title(f"{trace}: footprint F(i) vs live requested R(i)")
+        else:
+            ax.set_ylabel("F(i) / R(i)")
+            ax.set_title(f"{trace}: footprint per live requested byte")
+
+    return _panel_rows(draw, [a for a in allocs if series(a)], highlight, st,
+                       ("footprint", "ratio"), finish, "lower right")
+
+
+def fig_advice_fronts(traces: Sequence[dict]) -> str | None:
+    """One panel per trace: every allocator's smallest heap against its worst case, the
+    Pareto front joined and named, the recommendation starred."""
+    panels = [t for t in traces if any(r.get("min_heap") and r.get("cost") is not None
+                                       for r in t.get("rows", []))]
+    if not panels:
         return None
-    _logaxis(axes[0], "y")
-    axes[0].set_xlabel("record")
-    axes[0].set_ylabel("KiB (log)")
-    axes[0].set_title(f"{trace}: footprint F(i) vs live requested R(i)")
-    _logaxis(axes[1], "y")
-    axes[1].set_xlabel("record")
-    axes[1].set_ylabel("F(i) / R(i)")
-    axes[1].set_title(f"{trace}: footprint per live requested byte")
-    _legend_below(fig, axes[0])
+    plt = _plt()
+    ncol = min(3, len(panels))
+    nrow = (len(panels) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.4 * ncol, 3.1 * nrow + 0.5), squeeze=False)
+    for ax, t in zip(axes.flat, panels):
+        pts = {r["allocator"]: (r["min_heap"] / 1024, r["cost"]) for r in t["rows"]
+               if r.get("min_heap") and r.get("cost") is not None}
+        front = sorted((pts[a] + (a,) for a in t.get("front") or [] if a in pts))
+        rest = [p for a, p in pts.items() if a not in (t.get("front") or [])]
+        if rest:
+            ax.scatter([p[0] for p in rest], [p[1] for p in rest], s=10, color="0.7",
+                       label="other allocators", zorder=2)
+        ax.plot([p[0] for p in front], [p[1] for p in front], "-o", color="tab:blue",
+                markersize=4, label="Pareto front", zorder=3)
+        named = list(front)
+        rec = t.get("recommendation")
+        if rec in pts:
+            ax.plot(*pts[rec], marker="*", markersize=13, color="tab:red", linestyle="none",
+                    label="recommended", zorder=4)
+            if rec not in (t.get("front") or []):
+                named.append(pts[rec] + (rec,))
+        for x, y, a in named:
+            ax.annotate(a, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+        _logaxis(ax)
+        ax.set_title(t["trace"])
+        ax.set_xlabel("smallest heap, KiB (log)")
+        ax.set_ylabel((t.get("cost") or {}).get("label", "worst case"), fontsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    h, lab = axes.flat[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.5 / (3.1 * nrow + 0.5), 1, 1))
     return _png(fig)
 
 
@@ -738,7 +857,7 @@ table{border-collapse:collapse;margin:6px 0 10px;font-size:12px}
 th,td{border:1px solid #ccd;padding:2px 6px;white-space:nowrap}th{background:#eef;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.focus td{background:#f7f3dd}tr.group td{background:#e8e8f0;font-weight:600}
-td.bad{color:#a00;font-weight:600}.na{color:#888}
+td.bad{color:#a00;font-weight:600}.na{color:#888}td.wrap{white-space:normal;min-width:28em}
 .warn{background:#fff4d6;border:1px solid #e6c96a;padding:6px 10px;margin:10px 0}
 .cap{font-size:12px;color:#444;margin:2px 0 12px;max-width:1100px}
 .meta{font-size:12px;color:#555}nav{font-size:13px;columns:2;margin:10px 0}
@@ -828,9 +947,13 @@ def cap(text: str) -> str:
     return f'<p class="cap">{text}</p>'
 
 
-def missing(trace: str, how: str) -> str:
-    return (f'<p class="na">These results hold no <code>{esc(trace)}</code> runs; '
-            f'{how}</p>')
+class Absent(str):
+    """A section without data in these results: the line (HTML) saying what fills it.
+    build_html leaves such sections out and lists them under the contents."""
+
+
+def missing(trace: str, how: str) -> Absent:
+    return Absent(f"no <code>{esc(trace)}</code> runs here: {how}")
 
 
 def timing_rows(runs: dict[str, dict], allocs: Sequence[str], kind: str,
@@ -847,8 +970,10 @@ def timing_rows(runs: dict[str, dict], allocs: Sequence[str], kind: str,
             continue
         permil = 1000.0 * t["stddev"] / t["mean"] if t["mean"] else None
         note = (notes or {}).get(a) or get(r["result"], "allocator.family", "")
-        rows.append([a, fmt_int(t["count"]), fmt_ns(t["min"]), fmt_ns(t["p50"]),
-                     fmt_f(t["mean"]), fmt_ns(t["p99"]), fmt_ns(t["max"]), fmt_f(t["stddev"]),
+        step = clock_step(r)
+        rows.append([a, fmt_int(t["count"]), fmt_ns(t["min"], step), fmt_ns(t["p50"], step),
+                     fmt_f(t["mean"]), fmt_ns(t["p99"], step), fmt_ns(t["max"], step),
+                     fmt_f(t["stddev"]),
                      fmt_f(permil), note])
     return rows
 
@@ -859,6 +984,121 @@ TIMING_HEADER = ["allocator", "calls", "Tmin ns", "median ns", "Tavg ns", "p99 n
 
 # --------------------------------------------------------------------------
 # Sections
+
+def advice_docs(data: dict) -> list[dict]:
+    """The heapkit-advise documents: a list once loaded, one document in a demo's data."""
+    docs = data.get("advice") or []
+    return [docs] if isinstance(docs, dict) else list(docs)
+
+
+def advice_fronts(data: dict) -> dict[str, list[str]]:
+    """Per trace: the allocators of the advice's front, the recommendation first."""
+    out: dict[str, list[str]] = {}
+    for doc in advice_docs(data):
+        for t in doc.get("traces") or []:
+            names = [t["recommendation"]] if t.get("recommendation") else []
+            out[t["trace"]] = list(dict.fromkeys(names + list(t.get("front") or [])))
+    return out
+
+
+def _cost_text(cost: Any, axis: dict) -> str:
+    if cost is None:
+        return "n/a"
+    if axis.get("kind") == "instructions":
+        return f"{fmt_int(cost)} insns ({axis.get('title')})"
+    return f"{fmt_int(cost)} ns host p99"
+
+
+def _advice_rows(t: dict, targets: Sequence[str]) -> list[list[Any]]:
+    """Every allocator of one trace's advice, smallest heap first (front marked)."""
+    rows = []
+    for r in sorted(t["rows"], key=lambda r: (r.get("min_heap") is None, r.get("min_heap") or 0)):
+        mark = " (recommended)" if r["allocator"] == t.get("recommendation") else \
+            " (front)" if r.get("on_front") else ""
+        if not r.get("min_heap"):
+            why = "none: " + (r.get("why_none") or "no heap found")
+            rows.append([r["allocator"], (why, "wrap")]
+                        + [""] * (len(targets) + 4))
+            continue
+        cells: list[Any] = [r["allocator"] + mark, fmt_bytes(r["min_heap"]), fmt_bytes(r["heap"])]
+        for k in targets:
+            tr = (r.get("targets") or {}).get(k) or {}
+            cell = fmt_int(tr.get("worst"))
+            cells.append((f"{cell} ({fmt_int(tr['failures'])} failed)", "bad")
+                         if tr.get("failures") else cell)
+        h = r.get("host") or {}
+        cells += [fmt_ns(h.get("ns_per_op"), h.get("step_ns")), r.get("growth") or "bounded",
+                  (r.get("detects") or {}).get("text", "not measured")]
+        rows.append(cells)
+    return rows
+
+
+def section_advice(data: dict, figs: Figures) -> str:
+    docs = advice_docs(data)
+    if not docs:
+        return Absent("no advice here: run <code>heapkit advise TRACE... --json FILE</code> and "
+                      "pass FILE to <code>heapkit report</code> (<code>heapkit demo</code> "
+                      "includes it).")
+    parts = []
+    for doc in docs:
+        rows = []
+        for t in doc.get("traces") or []:
+            pick = next((r for r in t["rows"] if r["allocator"] == t.get("recommendation")), None)
+            if pick is None:
+                rows.append([t["trace"], ("none", "bad"), "", "", "",
+                             (t.get("why_none", ""), "wrap")])
+                continue
+            h = pick.get("host") or {}
+            why = t["reason"]
+            if "heapkit_pick" in t:
+                why += f". heapkit's own pick: {t['heapkit_reason'] or 'none'}"
+            rows.append([t["trace"], pick["allocator"], fmt_kib(pick["heap"]),
+                         _cost_text(pick.get("cost"), t.get("cost") or {}),
+                         fmt_ns(h.get("ns_per_op"), h.get("step_ns")), (why, "wrap")])
+        parts.append(table(["trace", "recommended", "heap to configure", "worst case per call",
+                            "host ns/op", "why"], rows, numeric_from=2, text_cols=[-1]))
+        parts.append(figs.img(fig_advice_fronts, (doc.get("traces") or [],),
+                              "advice: smallest heap against worst case"))
+        st = doc.get("settings") or {}
+        tgts = doc.get("targets") or {}
+        counted = [k for k, v in tgts.items() if "error" not in v]
+        how = [f"Per trace and allocator that lives in an arena: the smallest heap on which the "
+               f"whole trace replays without a failed allocation (engine size search, 16-byte "
+               f"steps), the heap to configure (+{st.get('margin', 0):g} %), host time per "
+               f"operation (each call kind's median weighted by its calls, replayed at "
+               f"{esc(st.get('host_arena', ''))})"]
+        if counted:
+            how.append("the exact worst case per call on " + ", ".join(
+                f"{esc(tgts[k].get('title', k))} ({fmt_int(tgts[k].get('arena'))}-byte arena"
+                + (f", traces of at most {fmt_int(st['target_max_records'])} records"
+                   if st.get("target_max_records") else "") + ")" for k in counted)
+                + ": the most instructions any malloc, aligned allocation or free took")
+        missing_t = [f"{k}: {v['error']}" for k, v in tgts.items() if "error" in v]
+        lvl = (doc.get("library") or {}).get("hk_hardening")
+        parts.append(cap(
+            "; ".join(how) + ". The front (blue) holds the allocators no other beats on both "
+            "smallest heap and worst case; the recommendation (red star) is, among the "
+            "candidates whose heap is within 10 % of the smallest, one whose worst case is "
+            "bounded, then the lowest worst case (heapkit advise, docs/advise.md). "
+            f"Detection: the misuse and corruption matrices at HK_HARDENING {esc(lvl)}, run on "
+            "heapkit's allocators. "
+            + (f"Not counted: {esc('; '.join(missing_t))}. " if missing_t else "")
+            + (f"Misuse not measured: {esc(doc['detection_error'])}." if doc.get("detection_error")
+               else "")))
+        for t in doc.get("traces") or []:
+            parts.append(f"<details><summary>{esc(t['trace'])}: every allocator "
+                         f"({fmt_int(t.get('records'))} records"
+                         + (f"; {esc(t['note'])}" if t.get("note") else "") + ")</summary>")
+            parts.append(table(["allocator", "smallest heap B", "to configure B"]
+                               + [f"{tgts[k].get('title', k)} worst insns" for k in counted]
+                               + ["host ns/op", "worst case grows with",
+                                  f"detects (HK_HARDENING {esc(lvl)})"],
+                               _advice_rows(t, counted), text_cols=[-1, -2]))
+            if t.get("dropped"):
+                parts.append(cap("Left out of the recommendation: " + esc("; ".join(t["dropped"]))))
+            parts.append("</details>")
+    return "\n".join(parts)
+
 
 def section_summary(data: dict) -> str:
     allocs = allocator_order(data)
@@ -875,12 +1115,13 @@ def section_summary(data: dict) -> str:
                 continue
             fails = (fmt_int(s["failures"]), "bad") if s["failures"] else fmt_int(s["failures"])
             bugs = (fmt_int(s["bugs"]), "bad") if s["bugs"] else "0"
-            rows.append([a, fmt_int(s["records"]), fails, fmt_ns(s["malloc_p50"]),
-                         fmt_ns(s["malloc_p99"]), fmt_ns(s["malloc_max"]), fmt_ns(s["free_p50"]),
-                         fmt_ns(s["free_p99"]), fmt_ns(s["free_max"]), fmt_pct(s["jw4"]),
+            ns = [fmt_ns(s[k], s["step"]) for k in ("malloc_p50", "malloc_p99", "malloc_max",
+                                                     "free_p50", "free_p99", "free_max")]
+            rows.append([a, fmt_int(s["records"]), fails, *ns, fmt_pct(s["jw4"]),
                          fmt_bytes(s["peak_footprint"]), bugs])
     if not rows:
-        return '<p class="na">No replay results.</p>'
+        return Absent("no replays here: run <code>heapkit bench --json FILE</code> or "
+                      "<code>heapkit demo</code>.")
     header = ["allocator", "records", "failures", "malloc p50 ns", "malloc p99 ns",
               "malloc max ns", "free p50 ns", "free p99 ns", "free max ns", "J&W #4",
               "peak footprint B", "errors"]
@@ -964,8 +1205,8 @@ def section_size(data: dict) -> str:
                 "aligned_alloc for; 'size' = no size up to the search limit works: a request "
                 "is larger than the allocator can ever serve (a pool's largest class, umm's "
                 "256 KiB cap), or, for bump, which never reuses memory, the trace's total "
-                "allocation exceeds the limit. Engine reasons: "
-                + esc("; ".join(reasons)) + ". "
+                "allocation exceeds the limit. "
+                + ("Engine reasons: " + esc("; ".join(reasons)) + ". " if reasons else "")
                 + prefix)
             + table(header, rows)
             + cap("Peak live requested bytes: " + ", ".join(peaks) + "."))
@@ -1185,7 +1426,7 @@ def section_kth(data: dict, st: Styles, figs: Figures) -> str:
                 e = next((x for x in levels if x["allocator"] == a and x["level"] == k), None)
                 t = timing(e, "malloc") if e else None
                 fails = get(e.get("result") or {}, "replay.failures.total") if e else None
-                cellv = fmt_ns(t["p50"]) if t else "n/a"
+                cellv = fmt_ns(t["p50"], clock_step(e)) if t else "n/a"
                 row.append((cellv + (f" ({fails} failed)" if fails else ""), "bad") if fails
                            else cellv)
             rows.append(row)
@@ -1268,9 +1509,11 @@ def section_cse3320(data: dict) -> str:
             rows.append([f"{a}", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", failed(r) or ""])
             continue
         rows.append([a + (f" ({labels[a]})" if a in labels else ""), fmt_f(tm["mean"]),
-                     fmt_ns(tm["p50"]), fmt_ns(tm["p99"]),
-                     fmt_f(tf["mean"]) if tf else "n/a", fmt_ns(tf["p50"]) if tf else "n/a",
-                     fmt_ns(tf["p99"]) if tf else "n/a", get(r["result"], "allocator.family", "")])
+                     fmt_ns(tm["p50"], clock_step(r)), fmt_ns(tm["p99"], clock_step(r)),
+                     fmt_f(tf["mean"]) if tf else "n/a",
+                     fmt_ns(tf["p50"], clock_step(r)) if tf else "n/a",
+                     fmt_ns(tf["p99"], clock_step(r)) if tf else "n/a",
+                     get(r["result"], "allocator.family", "")])
     nf = sum(a in ("system",) + tuple(labels) for a in order)
     parts.append(table(["allocator", "malloc mean ns", "malloc median ns", "malloc p99 ns",
                         "free mean ns", "free median ns", "free p99 ns", "family"], rows,
@@ -1448,22 +1691,27 @@ def section_explore(data: dict) -> str:
     """heapkit explore's tables and Pareto plots (heapkit/explore.py renders them)."""
     docs = data["extra"].get("explore") or []
     if not docs:
-        return ("<p>No exploration results here: run <code>heapkit explore</code> and pass its "
-                "OUTDIR/explore.json to <code>heapkit report</code> with the other results.</p>")
+        return Absent("no exploration here: run <code>heapkit explore</code> and pass its "
+                      "OUTDIR/explore.json to <code>heapkit report</code> with the other results.")
     try:
         return "\n".join(explore_section(d) for d in docs)
     except (KeyError, TypeError, ValueError) as e:
         raise HeapkitError(f"results: a heapkit-explore document is malformed ({e})") from None
 
 
-def section_traces(data: dict, st: Styles, figs: Figures) -> str:
+def section_traces(data: dict, st: Styles, figs: Figures, fronts: dict[str, list[str]]) -> str:
+    if not trace_order(data):
+        return Absent("no replays here: run <code>heapkit bench --json FILE</code> or "
+                      "<code>heapkit demo</code>.")
     allocs = allocator_order(data)
     parts = [cap("For each trace: latency tails drawn through the five quantiles the engine "
                  "reports per call kind (min, p50, p99, p99.9, max; y = share of calls slower, "
                  "so the p99 point sits at 0.01), footprint against live requested bytes over "
                  "time, and the heap map from the engine's heap-walk snapshots. Heapkit "
-                 "allocators are solid lines, peers dashed, the system malloc dotted black. "
-                 + esc(NOISE_NOTE))]
+                 "allocators are solid lines, peers dashed, the system malloc dotted black; "
+                 f"with more than {MAX_SERIES} allocators the advice's front for the trace is "
+                 "coloured and the rest grey, or without advice the allocators are split over "
+                 f"rows of {MAX_SERIES}. " + esc(NOISE_NOTE))]
     for trace in trace_order(data):
         runs = runs_of(data, trace)
         info = data["traces"].get(trace, {})
@@ -1474,8 +1722,9 @@ def section_traces(data: dict, st: Styles, figs: Figures) -> str:
         parts.append(f'<h3 id="trace-{esc(trace)}">{esc(trace)}</h3>')
         parts.append(cap(f"{esc(desc)} {fmt_int(n)} records, peak live requested "
                          f"{fmt_kib(peak)}. {esc(info.get('note', ''))}"))
-        parts.append(figs.img(fig_latency, (trace, runs, allocs, st), f"{trace} latency"))
-        parts.append(figs.img(fig_fragmentation, (trace, runs, allocs, st),
+        hl = fronts.get(trace, ())
+        parts.append(figs.img(fig_latency, (trace, runs, allocs, st, hl), f"{trace} latency"))
+        parts.append(figs.img(fig_fragmentation, (trace, runs, allocs, st, hl),
                               f"{trace} fragmentation"))
         parts.append(figs.img(fig_heapmaps, (trace, runs, allocs), f"{trace} heap map"))
     return "\n".join(parts)
@@ -1548,14 +1797,12 @@ def _meta_block(data: dict) -> str:
     bits = []
     if meta.get("generated"):
         bits.append(f"results generated {esc(meta['generated'])}")
-    if meta.get("host"):
-        bits.append(f"host: {esc(meta['host'])}")
     if meta.get("quick"):
         bits.append("<b>--quick run: reduced workloads and trace prefixes</b>")
     t = meta.get("timing")
     if t:
         bits.append(f"demo collection took {t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s CPU "
-                    f"({t['jobs']} parallel engine runs; machine shared)")
+                    f"({t['jobs']} parallel engine runs)")
     eng = next((get(r["result"], "engine") for r in data["runs"] if r.get("result")), None)
     if eng:
         bits.append(f"engine HK_ALIGN {eng.get('hk_align')}, LD_PRELOAD "
@@ -1619,9 +1866,9 @@ def section_target(docs: Sequence[dict]) -> str:
     """HTML for the target section of `heapkit report` from heapkit-target documents
     (one per target run: Cortex-M3, RV32, any arena or hardening levels)."""
     if not docs:
-        return ('<p class="na">No target results: run <code>heapkit bench --target cortex-m3 '
-                '--json FILE</code> (or <code>--target rv32</code>) and pass FILE to '
-                '<code>heapkit report</code>.</p>')
+        return Absent("no instruction counts here: run <code>heapkit bench --target cortex-m3 "
+                      "--json FILE</code> (or <code>--target rv32</code>) and pass FILE to "
+                      "<code>heapkit report</code>.")
     out = []
     for data in docs:
         t = get_target(data.get("target", "cortex-m3"))
@@ -1666,13 +1913,32 @@ def section_target(docs: Sequence[dict]) -> str:
     return "\n".join(out)
 
 
+def machine_text(meta: dict) -> str:
+    """The machine the results were measured on, from what they recorded (engine.machine())."""
+    m = meta.get("machine")
+    if not m:
+        return meta.get("host") or "a machine these results do not describe"
+    parts = [" ".join(str(m[k]) for k in ("system", "release", "arch") if m.get(k)),
+             f"{m.get('cpus')} CPUs"]
+    if m.get("cpu"):
+        parts.append(str(m["cpu"]))
+    if m.get("virtualised") is not None:
+        parts.append("virtualised (hypervisor CPU flag)" if m["virtualised"] else "not virtualised")
+    if m.get("load_avg"):
+        parts.append(f"load average {m['load_avg'][0]:.2f} when recorded")
+    return ", ".join(parts)
+
+
 def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
                progress: bool = False) -> str:
-    """The whole report page as a string (plots rendered in *workers* processes)."""
+    """The whole page as a string (plots rendered in *workers* processes). Sections without
+    data are left out and listed under the contents with what would fill them."""
     allocs = allocator_order(data)
     st = Styles(allocs, families(data))
     figs = Figures()
+    fronts = advice_fronts(data)
     body = {
+        "advice": section_advice(data, figs),
         "summary": section_summary(data),
         "size": section_size(data),
         "buddy-freertos": section_buddy_freertos(data),
@@ -1680,20 +1946,31 @@ def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
         "buddy-kth": section_kth(data, st, figs),
         "fits-cse3320": section_cse3320(data),
         "custom-dmm-network": section_explore(data),
-        "traces": section_traces(data, st, figs),
+        "traces": section_traces(data, st, figs, fronts),
         "target": section_target(data.get("target") or []),
         "notes": section_notes(data),
     }
-    nav = "".join(f'<li><a href="#{k}">{esc(v)}</a></li>' for k, v in SECTIONS.items())
+    shown = [k for k in SECTIONS if not isinstance(body[k], Absent)]
+    nav = "".join(f'<li><a href="#{k}">{esc(SECTIONS[k])}</a></li>' for k in shown)
+    left_out = "".join(f"<li>{esc(SECTIONS[k])}: {body[k]}</li>" for k in SECTIONS
+                       if k not in shown)
     traces_nav = " ".join(f'<a href="#trace-{esc(t)}">{esc(t)}</a>' for t in trace_order(data))
     out = [f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
            f"<h1>{esc(title)}</h1>", _meta_block(data),
-           f'<div class="warn">{esc(NOISE_NOTE)}</div>',
-           f"<nav><ol>{nav}</ol></nav>",
-           f'<p class="meta">Traces: {traces_nav}</p>' if traces_nav else ""]
-    for key, heading in SECTIONS.items():
-        out.append(f'<h2 id="{key}">{esc(heading)}</h2>')
+           f'<div class="warn">Measured on {esc(machine_text(data["meta"]))}. '
+           f'{esc(NOISE_NOTE)}</div>']
+    # The answer comes first, before the contents of everything else.
+    if "advice" in shown:
+        out += [f'<h2 id="advice">{esc(SECTIONS["advice"])}</h2>', body["advice"]]
+    out += [f"<nav><ol>{nav}</ol></nav>",
+            f'<p class="na">Left out, no data in these results:</p><ul class="na">{left_out}</ul>'
+            if left_out else "",
+            f'<p class="meta">Traces: {traces_nav}</p>' if traces_nav else ""]
+    for key in shown:
+        if key == "advice":
+            continue
+        out.append(f'<h2 id="{key}">{esc(SECTIONS[key])}</h2>')
         out.append(body[key])
     out.append("</body></html>\n")
     page = "\n".join(out)
@@ -1714,15 +1991,3 @@ def write_report(data: dict, path: str | os.PathLike, title: str = "heapkit repo
     return path
 
 
-def host_description() -> str:
-    model = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs" + \
-        (f", {model}" if model else "")

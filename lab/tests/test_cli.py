@@ -227,6 +227,7 @@ def fake_engine(monkeypatch):
     eng.list_allocators = lambda: ["tlsf", "seqfit-first"]
     eng.PEERS = ("o1heap", "umm")
     eng.missing_peers = lambda names: "no peers here: " + ", ".join(names)
+    eng.machine = lambda: {"system": "TestOS", "cpus": 3}
 
     eng.arena_allocators = lambda: {"tlsf", "seqfit-first"}
 
@@ -269,6 +270,7 @@ def test_bench_table_and_json(tmp_path, capsys, fake_engine):
     assert all(c[1] == b"HKTRACE\0" and c[3] == 65536 for c in fake_engine)
     saved = json.loads(out_json.read_text())
     assert saved["kind"] == "heapkit-bench" and len(saved["runs"]) == 6
+    assert saved["machine"] == {"system": "TestOS", "cpus": 3}
     assert saved["runs"][0]["result"]["replay"]["fragmentation"]["jw4"] == 0.125
     # columns line up: every row as wide as the header
     assert len({len(line.rstrip()) for line in lines[:2]}) == 1

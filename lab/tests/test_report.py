@@ -128,6 +128,35 @@ ALLOCS = [("buddy", "heapkit"), ("seqfit-first", "heapkit"), ("poolset", "heapki
 TRACES = ["buddy-paper", "itc", "kth", "cse3320", "ls"]
 
 
+def hand_advice() -> dict:
+    """A heapkit-advise document for the trace ls: every number chosen here."""
+    axis = {"kind": "instructions", "target": "cortex-m3", "title": "Cortex-M3",
+            "unit": "instructions", "label": "Cortex-M3 worst-case instructions"}
+    rows = []
+    for k, (alloc, fam) in enumerate(ALLOCS):
+        heap = None if fam == "system" or alloc == "poolset" else 70_000 + 1_111 * k
+        rows.append({"allocator": alloc, "family": fam, "min_heap": heap,
+                     "heap": heap and heap * 5 // 4, "why_none": None if heap else "no heap",
+                     "host": {"ns_per_op": 30.0 + k if k else 3.0, "p99_ns": 100.0,
+                              "step_ns": 9.8, "arena": heap, "failures": 0},
+                     "targets": {"cortex-m3": {"worst": 500 - 37 * k, "failures": 0}},
+                     "cost": 500 - 37 * k,
+                     "growth": None if alloc == "buddy" else "the number of free blocks",
+                     "detects": {"text": f"misuse {k}/16"},
+                     "on_front": alloc in ("buddy", "freertos-heap5")})
+    return {"kind": "heapkit-advise", "version": 1,
+            "machine": {"system": "Linux", "release": "6.1", "arch": "riscv64", "cpus": 64,
+                        "cpu": "Test CPU 9000", "virtualised": False, "load_avg": [0.5, 0.5, 0.5]},
+            "settings": {"margin": 25, "host_arena": "the heap with margin"},
+            "library": {"hk_align": 8, "hk_hardening": 1},
+            "targets": {"cortex-m3": {"title": "Cortex-M3", "arena": 3670016,
+                                      "skipped_traces": {}}},
+            "traces": [{"trace": "ls", "records": 1000, "cost": axis, "rows": rows,
+                        "front": ["buddy", "freertos-heap5"], "recommendation": "buddy",
+                        "reason": "buddy: heap ≥ 68.4 KiB, worst case 500 instructions; a reason "
+                                  "chosen by the test", "dropped": []}]}
+
+
 def hand_made() -> dict:
     runs, size_runs = [], []
     n = 0
@@ -177,20 +206,32 @@ def hand_made() -> dict:
                      "timing": {"wall_s": 12.5, "cpu_s": 20.25, "jobs": 2,
                                 "load_avg_at_end": [1.0, 1.0, 1.0]},
                      "notes": ["a note from the demo"]},
-            "runs": runs, "size_runs": size_runs,
+            "runs": runs, "size_runs": size_runs, "advice": hand_advice(),
             "traces": {t: {"kind": "workload", "label": f"trace {t}", "note": ""} for t in TRACES},
             "extra": {"kth_levels": levels, "kth_windows": windows, "cse3320_single": single,
                       "merge_reference": refs, "itc_size": [], "itc_min": itc_min}}
 
 
 def sections(page: str) -> dict[str, str]:
-    """Section id -> its HTML (up to the next <h2>)."""
+    """Section id -> its HTML (up to the next <h2> or the contents), for the sections shown."""
     out = {}
     for key in rep.SECTIONS:
-        start = page.index(f'<h2 id="{key}">')
-        nxt = page.find("<h2 id=", start + 1)
-        out[key] = page[start:nxt if nxt >= 0 else len(page)]
+        start = page.find(f'<h2 id="{key}">')
+        if start < 0:
+            continue
+        ends = [i for i in (page.find("<h2 id=", start + 1), page.find("<nav>", start))
+                if i >= 0]
+        out[key] = page[start:min(ends) if ends else len(page)]
     return out
+
+
+def left_out(page: str) -> str:
+    """The list of sections without data, under the contents."""
+    start = page.find("Left out, no data in these results")
+    return page[start:page.index("</ul>", start)] if start >= 0 else ""
+
+
+ABSENT_IN_HAND = ("custom-dmm-network", "target")    # no explore or target documents
 
 
 def external_refs(page: str) -> list[str]:
@@ -214,8 +255,15 @@ def hand_page() -> tuple[dict, str]:
 
 def test_every_section_heading_appears(hand_page):
     _, page = hand_page
-    for h in HEADINGS:
-        assert f">{rep.esc(h)}</h2>" in page
+    for key, h in rep.SECTIONS.items():
+        if key in ABSENT_IN_HAND:
+            assert f">{rep.esc(h)}</h2>" not in page and rep.esc(h) in left_out(page)
+        else:
+            assert f">{rep.esc(h)}</h2>" in page
+    assert "heapkit explore" in left_out(page) and "--target cortex-m3" in left_out(page)
+    assert left_out(page).count("<li>") == len(ABSENT_IN_HAND)
+    # the advice opens the page, before the contents of the rest
+    assert page.index('<h2 id="advice">') < page.index("<nav>") < page.index('<h2 id="summary">')
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
 
 
@@ -359,10 +407,70 @@ def test_missing_trace_sections_say_so():
     data["runs"] = [r for r in data["runs"] if r["trace"] == "ls"]
     data["extra"] = {}
     page = rep.build_html(rep.normalize(data))
-    for key in ("buddy-freertos", "fctma-pools", "buddy-kth", "fits-cse3320"):
-        assert "hold no" in sections(page)[key]
+    for key, trace in (("buddy-freertos", "buddy-paper"), ("fctma-pools", "itc"),
+                       ("buddy-kth", "kth"), ("fits-cse3320", "cse3320")):
+        assert key not in sections(page)
+        assert f"{rep.esc(rep.SECTIONS[key])}: no <code>{trace}</code> runs here" in left_out(page)
     for h in HEADINGS:
         assert rep.esc(h) in page
+
+
+def test_advice_opens_the_page(hand_page):
+    data, page = hand_page
+    advice = sections(page)["advice"]
+    t = data["advice"]["traces"][0]
+    overview = advice[:advice.index("</table>")]
+    # buddy: 70,000 B + 25 % = 87,500 B, 500 instructions, 3 ns per op (below the 9.8 ns step)
+    assert ('<tr><td>ls</td><td>buddy</td><td class="n">85.4 KiB</td>'
+            '<td class="n">500 insns (Cortex-M3)</td><td class="n">&lt; 10</td>') in overview
+    assert rep.esc(t["reason"]) in overview
+    assert advice.count('src="data:image/png;base64,') == 1      # the fronts
+    # the details: every allocator, the ones without a heap say why
+    assert "<td>buddy (recommended)</td>" in advice and "<td>freertos-heap5 (front)</td>" in advice
+    assert "misuse 4/16" in advice and "none: no heap" in advice
+
+
+def test_report_of_an_advise_file(tmp_path):
+    doc = hand_advice()
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    out = tmp_path / "r.html"
+    assert cli.main(["report", str(tmp_path / "a.json"), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert list(sections(page)) == ["advice", "notes"]
+    assert "Linux 6.1 riscv64, 64 CPUs, Test CPU 9000, not virtualised" in page
+    assert "shared, virtualised 2-core" not in page
+    assert left_out(page).count("<li>") == len(rep.SECTIONS) - 2
+
+
+def test_host_times_below_the_clock_step():
+    assert rep.fmt_ns(0, 9.8) == "< 10" and rep.fmt_ns(9.0, 9.8) == "< 10"
+    assert rep.fmt_ns(10, 9.8) == "10" and rep.fmt_ns(0) == "0" and rep.fmt_ns(None, 9.8) == "n/a"
+    data = hand_made()
+    run = data["runs"][0]
+    run["result"]["replay"]["timing"]["step_ns"] = 24.4
+    run["result"]["replay"]["timing"]["malloc"]["p50"] = 12.0
+    page = rep.build_html(rep.normalize(data))
+    assert "&lt; 24" in sections(page)["summary"]
+
+
+def test_machine_banner_without_a_record():
+    assert rep.machine_text({}) == "a machine these results do not describe"
+    assert rep.machine_text({"host": "old host text"}) == "old host text"
+
+
+def test_many_series_become_front_or_small_multiples():
+    names = [f"a{i}" for i in range(20)]
+    assert rep.series_panels(names[:8]) == [(names[:8], [])]
+    assert rep.series_panels(names, ["a3", "a17"]) == [(["a3", "a17"], names[:3] + names[4:17]
+                                                        + names[18:])]
+    assert rep.series_panels(names) == [(names[:8], []), (names[8:16], []), (names[16:], [])]
+
+
+def test_size_section_names_engine_reasons_only_when_there_are_some():
+    data = hand_made()
+    data["size_runs"] = [r for r in data["size_runs"] if r["result"]["search"]["min_arena"]]
+    page = rep.build_html(rep.normalize(data))
+    assert "Engine reasons" not in sections(page)["size"]
 
 
 # --------------------------------------------------------------------------
@@ -456,9 +564,16 @@ def test_quick_demo_report(quick_demo):
     data = json.loads((quick_demo / "results.json").read_text())
     page = (quick_demo / "report.html").read_text()
     assert data["kind"] == "heapkit-demo" and data["meta"]["quick"]
-    for h in HEADINGS:
-        assert f">{rep.esc(h)}</h2>" in page
+    for key, h in rep.SECTIONS.items():     # no explore or target results in a demo
+        assert (f">{rep.esc(h)}</h2>" in page) == (key not in ABSENT_IN_HAND)
     assert external_refs(page) == []
+    # the page opens with the advice on every real trace the demo size-searched
+    assert page.index('<h2 id="advice">') < page.index("<nav>")
+    real = {r["trace"] for r in data["size_runs"]}
+    assert {t["trace"] for t in data["advice"]["traces"]} == real
+    for t in data["advice"]["traces"]:
+        assert t["recommendation"] and rep.esc(t["reason"]) in sections(page)["advice"]
+    assert rep.machine_text(data["meta"]) in page
     from heapkit import engine
     allocs = engine.list_allocators()
     ran = {r["allocator"] for r in data["runs"]}
@@ -471,7 +586,7 @@ def test_quick_demo_report(quick_demo):
             continue
         t = (r["result"]["replay"].get("timing") or {}).get("malloc") or {}
         if t.get("count"):
-            assert rep.fmt_ns(t["p50"]) in summary
+            assert rep.esc(rep.fmt_ns(t["p50"], rep.clock_step(r))) in summary
         fp = r["result"]["replay"]["memory"]["peak_footprint"]
         if fp is not None:
             assert rep.fmt_bytes(fp) in summary
