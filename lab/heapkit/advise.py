@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from . import progress as prog
+from .boards import TARGETS
 from . import report as rep
 from .errors import HeapkitError
 
@@ -70,7 +71,7 @@ COST_KINDS = ("malloc", "aligned", "free")
 # include/heapkit/, docs/dmm.md, the peers' documentation). BOUNDED: only constants of the
 # configuration limit a call (size classes, first- and second-level lists, buddy orders);
 # the sequential searches grow with the free blocks; an allocator in neither is unbounded.
-BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "tlsf", "tlsf-sl2", "poolset", "lfpool",
+BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "tlsf", "poolset", "lfpool",
                      "dmm-ose", "o1heap", "tlsf-conte"})
 FREE_BLOCK_SEARCH = frozenset({"seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst",
                                "dmm-wince", "dmm-winxp", "dmm-lea", "dmm-uclinux", "dmm-net",
@@ -187,7 +188,7 @@ def measure_host(traces: Sequence[tuple[str, str]], allocs: Sequence[dict], marg
 
 def available_targets() -> list[str]:
     from . import target as tg
-    return [t for t in tg.TARGETS if not tg.missing_tools(t)]
+    return [t for t in TARGETS if not tg.missing_tools(t)]
 
 
 def measure_targets(traces: Sequence[tuple[str, Any]], allocs: Sequence[str],
@@ -229,14 +230,9 @@ def measure_targets(traces: Sequence[tuple[str, Any]], allocs: Sequence[str],
     return out
 
 
-def _matrix_binary(name: str) -> Path:
-    from . import native
-    path = native.BUILD_DIR / "tests" / name
-    return path if path.exists() else native.build(name, path)
-
-
 def _run_matrix(name: str) -> str:
-    proc = subprocess.run([str(_matrix_binary(name))], capture_output=True, text=True,
+    from . import native
+    proc = subprocess.run([str(native.build(name))], capture_output=True, text=True,
                           timeout=1800)
     return proc.stdout + proc.stderr
 
@@ -474,11 +470,9 @@ def _c_init(alloc: str) -> tuple[list[str], list[str]] | None:
             f"config.lazy = {int(alloc == 'buddy-lazy')};",
             "h = hk_buddy_init(app_heap_area, sizeof app_heap_area, &config, &status);",
             "return h != NULL ? hk_buddy_heap(h) : NULL;"]
-    if alloc in ("tlsf", "tlsf-sl2"):
-        return ["string.h", "heapkit/tlsf.h"], [
-            "hk_tlsf_config_t config;", "hk_tlsf_t *h;", "memset(&config, 0, sizeof config);",
-            f"config.sl_log2 = {1 if alloc == 'tlsf-sl2' else 0}; /* 0: the library's default */",
-            "h = hk_tlsf_init(app_heap_area, sizeof app_heap_area, &config, &status);",
+    if alloc == "tlsf":
+        return ["heapkit/tlsf.h"], [
+            "hk_tlsf_t *h = hk_tlsf_init(app_heap_area, sizeof app_heap_area, &status);",
             "return h != NULL ? hk_tlsf_heap(h) : NULL;"]
     if alloc.startswith("dmm-"):
         return ["heapkit/dmm.h"], [
@@ -520,9 +514,8 @@ def freertos_snippet(alloc: str, heap: int, align: int, note: str) -> dict | Non
     config = [f"/* {note} */",
               f"#define configTOTAL_HEAP_SIZE ((size_t){heap}u)"]
     source = None
-    if alloc in ("tlsf", "tlsf-sl2"):
+    if alloc == "tlsf":
         heap_file = "ports/freertos/heap_tlsf.c"
-        config.append(f"#define configHEAPKIT_TLSF_SL_LOG2 {1 if alloc == 'tlsf-sl2' else 0}")
     elif alloc in ("buddy", "buddy-lazy"):
         heap_file = "ports/freertos/heap_buddy.c"
         config.append(f"#define configHEAPKIT_BUDDY_LAZY {int(alloc == 'buddy-lazy')}")
@@ -806,10 +799,10 @@ def parse_targets(text: str | None) -> list[str] | None:
     names = [p.strip() for p in text.split(",") if p.strip()]
     if names == ["none"]:
         return []
-    bad = [n for n in names if n not in tg.TARGETS]
+    bad = [n for n in names if n not in TARGETS]
     if bad or not names:
         raise HeapkitError(f"--target: {', '.join(bad) or 'nothing'} is not one of "
-                           f"{', '.join(tg.TARGETS)}, none")
+                           f"{', '.join(TARGETS)}, none")
     missing = {n: tg.missing_tools(n) for n in names}
     if any(missing.values()):
         raise HeapkitError("--target: missing tools: " + "; ".join(

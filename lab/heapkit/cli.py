@@ -568,7 +568,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print("heapkit report: no --results given, running the demo runs first "
               f"({'quick' if args.quick else 'full'})", file=sys.stderr)
         data = _plugin("demo", "report").collect(quick=args.quick)
-    if not (data["runs"] or data["size_runs"] or data["extra"].get("explore") or data.get("target")):
+    if not (data["runs"] or data["size_runs"] or data["extra"].get("explore") or data.get("target")
+            or data.get("advice")):
         raise HeapkitError("the results hold no runs")
     path = report.write_report(data, args.output, args.title, workers=2, progress=True)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, "

@@ -57,12 +57,20 @@ _ARTEFACTS = {
     "hk-explore": "lab/explore/hk-explore",
     "heapkit_malloc": "ports/posix/libheapkit_malloc.so",
     "hk-kth-process": "ports/posix/hk-kth-process",
+    "heapkit": "libheapkit.a",
+    "test_misuse": "tests/test_misuse",
+    "test_misuse_l0": "tests/test_misuse_l0",
+    "test_corruption": "tests/test_corruption",
 }
 
 # Why an installed lab can lack an artefact: what was missing when it was built.
 _NOT_INSTALLED = {
     "hk-netapp": "libpcap was missing when the lab was built: install libpcap-dev",
     "hk-replay-selftest": "it is a test binary: run the lab's tests from a checkout",
+    "heapkit": "the C library installs with CMake (docs/install.md), not with the lab",
+    "test_misuse": "the misuse matrices are test programs: run advise from a checkout to measure them",
+    "test_misuse_l0": "the misuse matrices are test programs: run advise from a checkout to measure them",
+    "test_corruption": "the misuse matrices are test programs: run advise from a checkout to measure them",
 }
 
 
@@ -70,7 +78,7 @@ def path(target: str) -> Path:
     """Where *target*'s file is (installed) or goes (checkout build tree); it may not exist yet."""
     rel = Path(_ARTEFACTS[target])
     if BUILD_DIR is None:
-        return PACKAGE_DIR / ("lib" if rel.suffix == ".so" else "bin") / rel.name
+        return PACKAGE_DIR / ("lib" if rel.suffix in (".so", ".a") else "bin") / rel.name
     return BUILD_DIR / rel
 
 

@@ -234,7 +234,7 @@ def _cc(args: list[str], cwd: Path) -> None:
 
 
 def _library() -> Path:
-    return native.build("heapkit", native.BUILD_DIR / "libheapkit.a")
+    return native.build("heapkit")
 
 
 def _advice(trace_path: Path, alloc: str) -> tuple[dict, dict]:
@@ -252,7 +252,7 @@ def test_c_snippet_builds_and_replays_the_first_records(alloc, kth_trace, tmp_pa
     (tmp_path / "app_heap.c").write_text(cfg["c"])
     (tmp_path / "ops.h").write_text(ops_header(Trace.load(kth_trace), PREFIX))
     _cc(["-O1", "-Wall", "-Wextra", "-Werror", f"-DHK_ALIGN={doc['library']['hk_align']}",
-         "-I", str(native.REPO_ROOT / "include"), "-I", str(tmp_path), "app_heap.c",
+         "-I", str(native.SOURCE_ROOT / "include"), "-I", str(tmp_path), "app_heap.c",
          str(HERE / "replay_prefix.c"), str(_library()), "-o", "replay"], tmp_path)
     proc = subprocess.run([str(tmp_path / "replay")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -282,7 +282,7 @@ def freertos_kernel(tmp_path_factory) -> tuple[Path, list[Path]]:
 def _fr_includes(kernel: Path, config_dir: Path) -> list[str]:
     posix = kernel / "portable" / "ThirdParty" / "GCC" / "Posix"
     dirs = [config_dir, HERE, kernel / "include", posix, posix / "utils",
-            native.REPO_ROOT / "ports" / "freertos", native.REPO_ROOT / "include"]
+            native.SOURCE_ROOT / "ports" / "freertos", native.SOURCE_ROOT / "include"]
     return [f"-I{d}" for d in dirs]
 
 
@@ -298,7 +298,7 @@ def test_freertos_snippet_builds_with_the_kernel_and_replays(alloc, heap_file, k
     (tmp_path / "advice_config.h").write_text(fr["config"])
     (tmp_path / "ops.h").write_text(ops_header(Trace.load(kth_trace), PREFIX))
     (tmp_path / "ucheap.c").write_text(fr["app"])
-    heap_src = native.REPO_ROOT / heap_file
+    heap_src = native.SOURCE_ROOT / heap_file
     if fr["source"]:
         heap_src = tmp_path / heap_file
         heap_src.write_text(fr["source"])
@@ -334,7 +334,7 @@ def test_cli_advise_prints_the_answer_and_writes_configuration(kth_trace, tmp_pa
     (["--alloc", "system"], "does not live in an arena"),
     (["--alloc", "nosuch"], "unknown allocator nosuch"),
     (["--target", "m68k"], "--target"),
-    (["--max-heap", "12Q"], "byte count"),
+    (["--max-heap", "12Q"], "byte size"),
     (["--margin", "-5"], "--margin"),
     (["--margin", "nan"], "--margin"),
     (["--target", "none", "--max-instructions", "200"], "needs instruction counts"),
