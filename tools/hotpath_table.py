@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lab"))
 
 from heapkit import netapps, target  # noqa: E402
+from heapkit.report import target_description, target_summary_rows  # noqa: E402
 from heapkit.errors import HeapkitError  # noqa: E402
 from heapkit.trace import Trace  # noqa: E402
 from heapkit.workloads import generate  # noqa: E402
@@ -91,7 +92,7 @@ def rows_of(data: dict) -> dict[tuple[str, str], dict]:
     """(allocator, hardening label) -> summary row, over every build of one target."""
     out = {}
     for build in data["builds"]:
-        for r in target.summary_rows(data, build):
+        for r in target_summary_rows(data, build):
             level = "-" if r["hardening"] is None or r["family"] == "peer" else str(r["hardening"])
             out[(r["allocator"], level)] = r
     return out
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                                     for n in names)
           + ("; plus the directed worst-case traces." if not args.no_worst_case else "."))
     for t, d in docs.items():
-        print(f"{target.describe(d)}.")
+        print(f"{target_description(d)}.")
     print()
     print(table(docs, order, names))
     print()

@@ -292,7 +292,9 @@ def normalize(obj: Any) -> dict:
     else:
         raise HeapkitError("results: not a heapkit demo/bench/size/advise/target file nor "
                            "hk-replay output")
-    if obj.get("machine") and not data["meta"].get("machine"):
+    # The host the results were measured on (engine.machine()); a target document's
+    # "machine" names the emulated board instead.
+    if isinstance(obj.get("machine"), dict) and not data["meta"].get("machine"):
         data["meta"]["machine"] = obj["machine"]
     for key in ("runs", "size_runs"):
         for run in data[key]:
