@@ -75,8 +75,9 @@ export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
 TIMING := $(BUILD)/timing.txt
-# $(call timed,label,commands): run commands and log how long they took
-timed = start=$$(date +%s); $(2); echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
+# $(call timed,label,commands): run commands and log how long they took. The braces make a
+# failure anywhere in an a && b && c list fail the recipe (set -e alone ignores all but the last).
+timed = start=$$(date +%s); { $(2); } || exit $$?; echo "$(1): $$(( $$(date +%s) - start )) s" >> $(TIMING)
 
 .PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
