@@ -27,7 +27,7 @@ static unsigned char arena[8 * 1024];
 int main(void)
 {
     hk_status_t status;
-    hk_tlsf_t *tlsf = hk_tlsf_init(arena, sizeof arena, NULL, &status);
+    hk_tlsf_t *tlsf = hk_tlsf_init(arena, sizeof arena, &status);
     hk_heap_t *heap;
     hk_stats_t stats;
     unsigned char *block[BLOCKS];
