@@ -579,10 +579,11 @@ def run(args) -> int:
     t1 = time.perf_counter()
     page = rep.write_report(data, outdir / "report.html", "heapkit demo report",
                             workers=args.jobs, progress=True)
+    (outdir / "claims.md").write_text(rep.claims_markdown(data), encoding="utf-8")
     t_report = time.perf_counter() - t1
     wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     tm = data["meta"]["timing"]
-    print(f"\nwrote {res_path} ({res_path.stat().st_size / 1e6:.1f} MB) and {page} "
+    print(f"\nwrote {res_path} ({res_path.stat().st_size / 1e6:.1f} MB), {outdir / 'claims.md'} and {page} "
           f"({page.stat().st_size / 1e6:.1f} MB)")
     print(f"time: {wall:.1f} s wall, {cpu:.1f} s CPU (runs: {tm['wall_s']:.1f} s wall, "
           f"{tm['cpu_s']:.1f} s CPU; report: {t_report:.1f} s); "

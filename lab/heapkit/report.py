@@ -40,7 +40,7 @@ import math
 import os
 import zlib
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -866,6 +866,8 @@ td.bad{color:#a00;font-weight:600}.na{color:#888}td.wrap{white-space:normal;min-
 img{max-width:100%;display:block;margin:4px 0 10px}
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}
 code{background:#f2f2f6;padding:0 3px}
+.v-holds{color:#176b2c;font-weight:600}.v-fails{color:#a00;font-weight:600}
+.v-untestable{color:#666;font-weight:600}ul.claims li{margin:3px 0;max-width:1100px}
 """
 
 
@@ -956,6 +958,60 @@ class Absent(str):
 
 def missing(trace: str, how: str) -> Absent:
     return Absent(f"no <code>{esc(trace)}</code> runs here: {how}")
+
+
+# --------------------------------------------------------------------------
+# The seed papers' claims and their verdicts
+
+HOLDS, FAILS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
+VERDICTS = (HOLDS, FAILS, UNTESTABLE)
+
+
+class Claim(NamedTuple):
+    """One claim of a seed paper judged on these results: *verdict* is one of
+    :data:`VERDICTS`, *reason* one sentence with the measured figures (or why
+    these machines cannot test it)."""
+    claim: str
+    verdict: str
+    reason: str
+
+
+def judged(claim: str, holds: bool, reason: str) -> Claim:
+    """A claim judged by a measured comparison."""
+    return Claim(claim, HOLDS if holds else FAILS, reason)
+
+
+def claims_html(claims: Sequence[Claim]) -> str:
+    """The verdict lines that close a seed's section (one ``<li>`` per claim)."""
+    if not claims:
+        return ""
+    css = {HOLDS: "v-holds", FAILS: "v-fails", UNTESTABLE: "v-untestable"}
+    items = "".join(f'<li>{esc(c.claim)}: <span class="{css[c.verdict]}">{esc(c.verdict)}</span>. '
+                    f"{esc(c.reason)}</li>" for c in claims)
+    return f'<h3>Verdicts</h3><ul class="claims">{items}</ul>'
+
+
+def seed_claims(data: dict) -> dict[str, list[Claim]]:
+    """Every seed's claims judged on *data*: {section id: claims}; a seed whose runs are
+    not in *data* has none."""
+    out = {}
+    for seed, judge in CLAIM_JUDGES.items():
+        claims = judge(data)
+        bad = [c for c in claims if c.verdict not in VERDICTS]
+        assert not bad, f"{seed}: verdicts must be one of {VERDICTS}: {bad}"
+        if claims:
+            out[seed] = claims
+    return out
+
+
+def claims_markdown(data: dict) -> str:
+    """The verdicts as Markdown, one list per seed (``heapkit demo`` writes claims.md)."""
+    out = []
+    for seed, claims in seed_claims(data).items():
+        out.append(f"## {SECTIONS[seed]}\n")
+        out += [f"- {c.claim}: **{c.verdict}**. {c.reason}" for c in claims]
+        out.append("")
+    return "\n".join(out)
 
 
 def timing_rows(runs: dict[str, dict], allocs: Sequence[str], kind: str,
@@ -1931,6 +1987,49 @@ def machine_text(meta: dict) -> str:
     return ", ".join(parts)
 
 
+def _merge_after_free(data: dict, alloc: str) -> tuple[dict, dict] | None:
+    """buddy-paper's free blocks at the end of the trace (every block freed) and on a fresh
+    heap of the same allocator and arena, or None where either is not in *data*."""
+    run = runs_of(data, "buddy-paper").get(alloc)
+    ref = next((e for e in data["extra"].get("merge_reference", []) if e["allocator"] == alloc), None)
+    if not run or not ref or failed(run) or get(run["result"], "replay.memory.end_live_blocks"):
+        return None
+    end = _free_stats_row(run_heapmap_stats(run), "end")
+    fresh = _free_stats_row(run_heapmap_stats(ref), "end")
+    return (end, fresh) if end and fresh else None
+
+
+def claims_buddy_freertos(data: dict) -> list[Claim]:
+    out = []
+    heap5 = _merge_after_free(data, "freertos-heap5")
+    if heap5:
+        end, fresh = heap5
+        out.append(judged(
+            "heap_5 leaves two or more free blocks after every block is freed (Table 4)",
+            end["free_blocks"] >= 2 and end["free_blocks"] > fresh["free_blocks"],
+            f"FreeRTOS heap_5 ended buddy-paper with {end['free_blocks']} free block(s), largest "
+            f"{end['largest_free']:,} B, against {fresh['free_blocks']} on a fresh heap: its free "
+            "routine merges each block with both free neighbours, so a fully freed single region "
+            "is one block again; the paper's two or more fit a BL602 heap defined over several "
+            "regions, which heap_5 never merges across."))
+    buddy = _merge_after_free(data, "buddy")
+    if buddy:
+        end, fresh = buddy
+        out.append(judged(
+            "the buddy allocator merges back to its maximal blocks after everything is freed (Table 4)",
+            end["free_blocks"] == fresh["free_blocks"] and end["largest_free"] == fresh["largest_free"],
+            f"heapkit's buddy ended with {end['free_blocks']} free block(s), largest "
+            f"{end['largest_free']:,} B; a fresh heap of the same arena has {fresh['free_blocks']}, "
+            f"largest {fresh['largest_free']:,} B."))
+    return out
+
+
+# Each seed section's claims, judged on the results (see :func:`seed_claims`).
+CLAIM_JUDGES: dict[str, Callable[[dict], list[Claim]]] = {
+    "buddy-freertos": claims_buddy_freertos,
+}
+
+
 def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
                progress: bool = False) -> str:
     """The whole page as a string (plots rendered in *workers* processes). Sections without
@@ -1969,11 +2068,13 @@ def build_html(data: dict, title: str = "heapkit report", workers: int = 1,
             f'<p class="na">Left out, no data in these results:</p><ul class="na">{left_out}</ul>'
             if left_out else "",
             f'<p class="meta">Traces: {traces_nav}</p>' if traces_nav else ""]
+    claims = seed_claims(data)
     for key in shown:
         if key == "advice":
             continue
         out.append(f'<h2 id="{key}">{esc(SECTIONS[key])}</h2>')
         out.append(body[key])
+        out.append(claims_html(claims.get(key, ())))
     out.append("</body></html>\n")
     page = "\n".join(out)
     with _progress.bar(total=len(figs.jobs), desc="plots", unit="plot", show=progress) as bar:

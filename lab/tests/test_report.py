@@ -337,6 +337,25 @@ def test_buddy_freertos_tables(hand_page):
     assert rep.fmt_f(t["malloc"]["mean"]) in sec
 
 
+def test_verdicts_follow_the_measurements(hand_page):
+    data, page = hand_page
+    # hand_made: heap5 ends with 3 free blocks (a fresh heap has 1), buddy with 1
+    claims = rep.seed_claims(data)["buddy-freertos"]
+    heap5 = next(c for c in claims if c.claim.startswith("heap_5"))
+    buddy = next(c for c in claims if c.claim.startswith("the buddy"))
+    assert heap5.verdict == rep.HOLDS and buddy.verdict == rep.HOLDS
+    sec = sections(page)["buddy-freertos"]
+    assert "Verdicts" in sec and rep.esc(heap5.reason) in sec
+    merged = json.loads(json.dumps(data))
+    for r in merged["runs"]:
+        if r["allocator"] == "freertos-heap5" and r["trace"] == "buddy-paper":
+            r["result"]["replay"]["heapmap"]["snapshots"][-1]["blocks"] = [[0, 512, 0]]
+    heap5 = next(c for c in rep.seed_claims(merged)["buddy-freertos"] if c.claim.startswith("heap_5"))
+    assert heap5.verdict == rep.FAILS
+    md = rep.claims_markdown(data)
+    assert md.startswith("## buddy-freertos") and "**holds**" in md
+
+
 def test_fctma_tables_use_the_min_arena_runs(hand_page):
     data, page = hand_page
     sec = sections(page)["fctma-pools"]
