@@ -34,6 +34,7 @@
 #   make corruption  the corruption matrix (tests/test_corruption.c) at every
 #                  hardening level: one summary line per allocator and level,
 #                  and the cases that fail (ctest runs the same as corruption_*)
+#   make readme-test  the README's measured tables regenerated and compared (tools/readme_tables.py)
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 and RISC-V ports) traced
@@ -81,9 +82,9 @@ timed = start=$$(date +%s); { $(2); } || exit $$?; echo "$(1): $$(( $$(date +%s)
 
 .PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test corruption firmware-trace consumer-test package-test peers-test
+        timing-start timing-report target-test target-icount-test readme-test corruption firmware-trace consumer-test package-test peers-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test firmware-trace fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -236,6 +237,12 @@ target-test: deps
 target-icount-test: deps venv
 	@echo "== instruction counter in QEMU, Cortex-M3 and RV32 (lab/tests/test_target.py)"
 	@$(call timed,cortex-m3 + rv32 instruction counter,$(VENV)/bin/python -m pytest lab/tests/test_target.py lab/tests/test_advise.py -q -m target)
+
+# tools/readme_tables.py: the README's measured tables against a fresh run (exact instruction
+# counts on both targets at every level, heapkit size on the real traces); `--write` regenerates them.
+readme-test: deps venv
+	@echo "== README's measured tables against a fresh run (tools/readme_tables.py --check)"
+	@$(call timed,README tables,$(MAKE) --no-print-directory build >/dev/null && $(VENV)/bin/python tools/readme_tables.py --check)
 
 FW := $(BUILD)/firmware-trace
 FW_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/arm-cortex-m3.cmake
