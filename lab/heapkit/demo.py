@@ -303,7 +303,7 @@ def _kth_release(quick: bool, progress: bool) -> dict:
 def _cse3320(quick: bool, jobs: int, progress: bool) -> dict:
     """fits-cse3320 at the seed's header, its RSS comparison and Cortex-M3 counts (heapkit/fits.py)."""
     from . import fits
-    return fits.collect(quick=quick, jobs=jobs, progress=progress)
+    return fits.collect(repeats=1 if quick else 3, jobs=jobs, progress=progress)
 
 
 def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,

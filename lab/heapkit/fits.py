@@ -19,6 +19,11 @@ stores them in ``extra.cse3320``):
 - ``icount``: the timing test's calls on the emulated Cortex-M3 (QEMU
   mps2-an385, -O2, :func:`heapkit.target.bench`), exact instructions per
   malloc and free for the four fits and the toolchain's C library (newlib).
+
+    heapkit fits-cse3320 [--repeats N] [--json FILE]
+
+prints the tables and the verdicts; the --json file is a results document
+that ``heapkit report`` takes as well.
 """
 from __future__ import annotations
 
@@ -26,10 +31,14 @@ import json
 import os
 import statistics
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from . import engine, native, target, workloads
 from .errors import HeapkitError
+from .report import (CSE_RSS_HEAD, CSE_TIMING_HEAD, CSE_PAPER_RANK, claims_cse3320,
+                     cse3320_counter_rows, cse3320_ranking, cse3320_rss_rows, cse3320_timing_rows,
+                     ranking_text, text_table)
 from .trace import OP_FREE, OP_MALLOC, TraceBuilder
 
 PAPER_HEADER = 24             # the seed's struct _block: size, next, free, padding (64-bit)
@@ -127,10 +136,11 @@ def icount(rounds: int = TIMING_ROUNDS, jobs: int = 2, progress: bool = False) -
             "runs": out}
 
 
-def collect(quick: bool = False, jobs: int = 2, progress: bool = False) -> dict[str, Any]:
-    """All three, each replaced by {"error": why} when it cannot run here."""
+def collect(repeats: int = 3, jobs: int = 2, progress: bool = False) -> dict[str, Any]:
+    """All three (*repeats* runs per malloc for the RSS), each replaced by {"error": why}
+    when it cannot run here."""
     out: dict[str, Any] = {}
-    parts = (("header", header_runs, {}), ("rss", rss, {"repeats": 1 if quick else 3}),
+    parts = (("header", header_runs, {}), ("rss", rss, {"repeats": repeats}),
              ("icount", icount, {"jobs": jobs, "progress": progress}))
     for key, func, kw in parts:
         try:
@@ -138,3 +148,36 @@ def collect(quick: bool = False, jobs: int = 2, progress: bool = False) -> dict[
         except HeapkitError as e:
             out[key] = {"error": str(e)}
     return out
+
+
+def run(args) -> int:
+    """``heapkit fits-cse3320``: measure, print the tables, the ranking and the verdicts."""
+    got = collect(repeats=args.repeats, jobs=args.jobs, progress=True)
+    doc = {"kind": "heapkit-demo", "version": 1, "meta": {}, "runs": [], "size_runs": [],
+           "traces": {}, "extra": {"cse3320": got}}
+    for key in ("header", "rss", "icount"):
+        if "error" in got[key]:
+            print(f"{key}: not measured: {got[key]['error']}")
+    if "error" not in got["header"]:
+        head, rows, _ = cse3320_counter_rows(doc)
+        print(f"Counters, one fixed-order round; {got['header']['own_header']}-B header: "
+              f"heapkit's own, {got['header']['paper_header']}-B: the seed's (hk-replay --pad)")
+        print(text_table(head, rows, right=range(1, len(head))) + "\n")
+    print("Malloc test, Cortex-M3 instructions per call (-O2); System: newlib")
+    print(text_table(CSE_TIMING_HEAD[:7], [r[:7] for r in cse3320_timing_rows(doc)],
+                     right=range(1, 7)) + "\n")
+    if "error" not in got["rss"]:
+        print(f"The test process ({got['rss']['rounds']} rounds), medians of "
+              f"{got['rss']['repeats']} runs")
+        print(text_table(CSE_RSS_HEAD, cse3320_rss_rows(doc), right=range(1, 5)) + "\n")
+    places = cse3320_ranking(doc)
+    print(f"Ranking: measured {ranking_text(places) if places else 'n/a'}; "
+          f"the paper's {ranking_text(CSE_PAPER_RANK)}\n")
+    for c in claims_cse3320(doc):
+        print(f"- {c.claim}: {c.verdict}. {c.reason}")
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(doc) + "\n")
+        except OSError as e:
+            raise HeapkitError(f"{args.json}: cannot write: {e.strerror or e}") from None
+    return 0

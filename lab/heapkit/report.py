@@ -1625,6 +1625,57 @@ def ranking_text(places: Sequence[Sequence[str]]) -> str:
     return " > ".join(" = ".join(cse_name(a) for a in p) for p in places)
 
 
+CSE_TIMING_HEAD = ["allocator", "paper malloc ns", "paper free ns", "M3 malloc mean",
+                   "M3 malloc max", "M3 free mean", "M3 free max", "host malloc mean ns",
+                   "host free mean ns"]
+CSE_RSS_HEAD = ["malloc", "peak RSS KiB", "growth during the test KiB", "malloc mean ns",
+                "free mean ns"]
+
+
+def cse3320_timing_rows(data: dict) -> list[list[str]]:
+    """System and the four fits: the paper's ns, Cortex-M3 instructions, the host engine's ns."""
+    runs, ic = runs_of(data, "cse3320"), cse3320_icounts(data)
+    rows = []
+    for a in ("system", *CSE_PAPER):
+        r, i = runs.get(a), ic.get(a, {})
+        tm, tf = (timing(r, "malloc"), timing(r, "free")) if r else (None, None)
+        pm, pf = CSE_PAPER_NS[a]
+        rows.append([cse_name(a) + (f" ({a})" if a in CSE_PAPER else ""), fmt_int(pm), fmt_int(pf),
+                     fmt_f(get(i, "malloc.mean")), fmt_int(get(i, "malloc.max")),
+                     fmt_f(get(i, "free.mean")), fmt_int(get(i, "free.max")),
+                     fmt_f(tm["mean"]) if tm else "n/a", fmt_f(tf["mean"]) if tf else "n/a"])
+    return rows
+
+
+def cse3320_counter_rows(data: dict) -> tuple[list[str], list[list[str]], set[tuple[int, int]]]:
+    """Header, rows (a counter each: per fit the paper's figure, heapkit's own header, the
+    seed's header) and the (row, column) cells at the seed's header that differ from the paper."""
+    hdr = get(data, "extra.cse3320.header") or {}
+    by = cse3320_header_runs(data)
+    own, paper = hdr.get("own_header"), hdr.get("paper_header")
+    cols = [(a, lab) for a, lab in CSE_FITS if (a, paper) in by]
+    head = ["counter"]
+    for _, lab in cols:
+        head += [f"{lab}: paper", f"{own}-B header", f"{paper}-B header"]
+    rows, off = [], set()
+    for k, key in enumerate(CSE_PAPER_KEYS):
+        row = ["blocks (free, in the heap)" if key == "heap_blocks" else key.replace("_", " ")]
+        for a, _ in cols:
+            want, got = CSE_PAPER[a][k], by[(a, paper)][key]
+            row += [fmt_int(want), fmt_int(by.get((a, own), {}).get(key)), fmt_int(got)]
+            if got != want:
+                off.add((k, len(row) - 1))
+        rows.append(row)
+    return head, rows, off
+
+
+def cse3320_rss_rows(data: dict) -> list[list[str]]:
+    return [[cse_name(a) + (f" ({a})" if a in CSE_PAPER else " (glibc)"),
+             fmt_int(c["rss_peak_kb"]), fmt_int(c["rss_peak_kb"] - c["rss_start_kb"]),
+             fmt_f(c["malloc_mean_ns"]), fmt_f(c["free_mean_ns"])]
+            for a, c in cse3320_rss(data).items()]
+
+
 def section_cse3320(data: dict) -> str:
     trace = "cse3320"
     runs = runs_of(data, trace)
@@ -1634,22 +1685,9 @@ def section_cse3320(data: dict) -> str:
         return missing(trace, "run <code>heapkit demo</code> (or <code>heapkit bench "
                        "--workload cse3320 --json</code>).")
     names = allocator_order(data)
-    fits = [(a, label) for a, label in CSE_FITS if a in names or a in CSE_PAPER]
-    labels = dict(CSE_FITS)
     parts = ["<h3>Malloc test: instructions per call (Cortex-M3), host ns beside</h3>"]
     ic = cse3320_icounts(data)
-    rows = []
-    for a in ["system"] + [a for a, _ in fits]:
-        r, i = runs.get(a), ic.get(a, {})
-        tm, tf = (timing(r, "malloc"), timing(r, "free")) if r else (None, None)
-        pm, pf = CSE_PAPER_NS.get(a, (None, None))
-        rows.append([cse_name(a) + (f" ({a})" if a in labels else ""), fmt_int(pm), fmt_int(pf),
-                     fmt_f(get(i, "malloc.mean")), fmt_int(get(i, "malloc.max")),
-                     fmt_f(get(i, "free.mean")), fmt_int(get(i, "free.max")),
-                     fmt_f(tm["mean"]) if tm else "n/a", fmt_f(tf["mean"]) if tf else "n/a"])
-    parts.append(table(["allocator", "paper malloc ns", "paper free ns", "M3 malloc mean",
-                        "M3 malloc max", "M3 free mean", "M3 free max", "host malloc mean ns",
-                        "host free mean ns"], rows))
+    parts.append(table(CSE_TIMING_HEAD, cse3320_timing_rows(data)))
     icd = ext.get("icount") or {}
     rounds = data["traces"].get(trace, {}).get("params", {}).get("rounds")
     host = {a: timing(runs[a], "malloc")["mean"] for a in CSE_PAPER
@@ -1683,20 +1721,9 @@ def section_cse3320(data: dict) -> str:
     by = cse3320_header_runs(data)
     if by:
         own, paper = hdr["own_header"], hdr["paper_header"]
-        cols = [(a, lab) for a, lab in CSE_FITS if (a, paper) in by]
-        head = ["counter"]
-        for a, lab in cols:
-            head += [f"{lab}: paper", f"{own}-B header", f"{paper}-B header"]
-        rows = []
-        for k, key in enumerate(CSE_PAPER_KEYS):
-            row: list[Any] = ["blocks (free, in the heap)" if key == "heap_blocks"
-                              else key.replace("_", " ")]
-            for a, _ in cols:
-                want = CSE_PAPER[a][k]
-                got = by[(a, paper)][key]
-                row += [fmt_int(want), fmt_int(by.get((a, own), {}).get(key)),
-                        fmt_int(got) if got == want else (fmt_int(got), "bad")]
-            rows.append(row)
+        head, rows, off = cse3320_counter_rows(data)
+        rows = [[(c, "bad") if (i, j) in off else c for j, c in enumerate(r)]
+                for i, r in enumerate(rows)]
         parts.append(table(head, rows))
         parts.append(cap(
             "One round of the seed's five steps in their fixed order. 'paper': the seed's "
@@ -1718,7 +1745,7 @@ def section_cse3320(data: dict) -> str:
         parts.append(f'<p class="na">No counters at the seed\'s header: '
                      f'{esc(hdr.get("error", "not collected"))}.</p>')
     source = runs
-    cols = [(a, lab) for a, lab in fits if a in source]
+    cols = [(a, lab) for a, lab in CSE_FITS if a in source]
     if cols:
         rows = []
         for key in CSE_COUNTERS + ("heap_blocks",):
@@ -1750,12 +1777,7 @@ def section_cse3320(data: dict) -> str:
     rss = cse3320_rss(data)
     if rss:
         rd = ext["rss"]
-        rows = [[cse_name(a) + (f" ({a})" if a in labels else " (glibc)"),
-                 fmt_int(c["rss_peak_kb"]), fmt_int(c["rss_peak_kb"] - c["rss_start_kb"]),
-                 fmt_f(c["malloc_mean_ns"]), fmt_f(c["free_mean_ns"])]
-                for a, c in rss.items()]
-        parts.append(table(["malloc", "peak RSS KiB", "growth during the test KiB",
-                            "malloc mean ns", "free mean ns"], rows))
+        parts.append(table(CSE_RSS_HEAD, cse3320_rss_rows(data)))
         parts.append(cap(
             "<code>hk-fits-process</code> making the seed's test's requests "
             f"({rd['rounds']} fixed-order rounds, every block written), plain (glibc) and "

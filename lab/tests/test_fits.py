@@ -4,12 +4,13 @@
 the Cortex-M3 counts where QEMU is installed. Builds hk-replay, libheapkit_malloc.so and
 hk-fits-process if the build tree lacks them."""
 
+import json
 import os
 import subprocess
 
 import pytest
 
-from heapkit import fits, native, target, workloads
+from heapkit import cli, fits, native, target, workloads
 from heapkit.errors import HeapkitError
 
 
@@ -90,3 +91,13 @@ def test_cortex_m3_counts_order_the_fits_as_the_paper():
     assert all(by[a]["malloc"]["count"] == 64 for a in by)
     assert m[fits.TARGET_LIBC] < min(m["seqfit-first"], m["seqfit-next"])
     assert max(m["seqfit-first"], m["seqfit-next"]) < min(m["seqfit-best"], m["seqfit-worst"])
+
+
+def test_cli_prints_the_tables_and_a_verdict_per_claim(capsys, tmp_path):
+    out = tmp_path / "fits.json"
+    assert cli.main(["fits-cse3320", "--repeats", "1", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "24-B header" in text and "Ranking: measured" in text
+    assert text.count("\n- ") == 10
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "heapkit-demo" and doc["extra"]["cse3320"]["header"]["paper_header"] == 24
