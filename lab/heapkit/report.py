@@ -1697,12 +1697,15 @@ def section_cse3320(data: dict) -> str:
         by_host = sorted(host, key=host.get)
         by_insns = sorted(CSE_PAPER, key=lambda a: ic[a]["malloc"]["mean"])
         if by_host != by_insns:
+            step = clock_step(runs[by_host[0]])
             order_note = (f"On the host {cse_name(by_host[0]).lower()} has the smallest malloc "
                           f"mean ({host[by_host[0]]:.1f} ns) and the instruction counts put "
                           f"{cse_name(by_insns[0]).lower()} first: the host means of the fits "
-                          "lie within a few timer steps of each other and move with the "
-                          "machine's load, so their order says nothing; the exact counts give "
-                          "the order judged below. ")
+                          f"({min(host.values()):.1f}-{max(host.values()):.1f} ns) lie within "
+                          + (f"{max(host.values()) / step:.1f} clock steps ({step:.1f} ns) "
+                             if step else "a few clock steps ")
+                          + "and move with the machine's load, so their order says nothing; "
+                          "the exact counts give the order judged below. ")
     parts.append(cap(
         ("Cortex-M3 columns: exact instructions per call ("
          f"{esc(icd.get('machine', 'QEMU mps2-an385'))}, -icount shift=7, arm-none-eabi-gcc "
