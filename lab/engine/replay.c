@@ -772,9 +772,8 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
             uint64_t n = (uint64_t)rec->size * rec->aux;
             if (o->pad == 0) {
                 TIMED(LAB_OP_CALLOC, p = hk_calloc(e.heap, rec->aux, rec->size));
-            } else { /* n overflowed when n / aux != size: hk_calloc refuses SIZE_MAX as it would the product */
-                TIMED(LAB_OP_CALLOC, p = hk_calloc(e.heap, 1, rec->aux != 0 && n / rec->aux != rec->size
-                                                                   ? SIZE_MAX : padded(o, n)));
+            } else { /* the pad goes on the whole block: one element of n + pad bytes */
+                TIMED(LAB_OP_CALLOC, p = hk_calloc(e.heap, 1, padded(o, n)));
             }
             if (p != NULL) {
                 if (o->fill && (!e.in_arena || ((uintptr_t)p >= (uintptr_t)e.arena &&

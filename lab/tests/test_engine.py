@@ -375,6 +375,12 @@ def test_pad_enlarges_every_block_but_not_the_accounting(hk, tmp_path):
         assert res["replay"]["memory"]["peak_live_requested"] == 128
         assert res["replay"]["errors"]["corrupt_blocks"] == 0
     assert padded["replay"]["memory"]["peak_live_granted"] == 2 * (64 + 16)
+    # calloc, aligned_alloc and realloc are padded too; the engine still checks the blocks.
+    t = write_hkb(tmp_path / "t2.hkb", [c(0, 8, 4), a(1, 64, 40), r(2, 0, 100), f(1), f(2)])
+    padded = run(t, "seqfit-first", binary=hk, pad=16)["replay"]
+    assert padded["failures"]["total"] == 0 and padded["errors"]["calloc_not_zero"] == 0
+    assert padded["errors"]["corrupt_blocks"] == padded["errors"]["misaligned"] == 0
+    assert padded["counters"]["requested"] == 32 + 40 + 100      # three hand-outs, each pad taken off
 
 
 def test_pad_is_refused_by_the_size_search_and_checked(hk, tmp_path):
