@@ -1670,6 +1670,7 @@ def cse3320_counter_rows(data: dict) -> tuple[list[str], list[list[str]], set[tu
 
 
 def cse3320_rss_rows(data: dict) -> list[list[str]]:
+    """Per malloc, the test process's peak RSS, its growth during the test and its ns per call."""
     return [[cse_name(a) + (f" ({a})" if a in CSE_PAPER else " (glibc)"),
              fmt_int(c["rss_peak_kb"]), fmt_int(c["rss_peak_kb"] - c["rss_start_kb"]),
              fmt_f(c["malloc_mean_ns"]), fmt_f(c["free_mean_ns"])]
@@ -1747,14 +1748,13 @@ def section_cse3320(data: dict) -> str:
     else:
         parts.append(f'<p class="na">No counters at the seed\'s header: '
                      f'{esc(hdr.get("error", "not collected"))}.</p>')
-    source = runs
-    cols = [(a, lab) for a, lab in CSE_FITS if a in source]
+    cols = [(a, lab) for a, lab in CSE_FITS if a in runs]
     if cols:
         rows = []
         for key in CSE_COUNTERS + ("heap_blocks",):
             row = [key.replace("_", " ")]
             for a, _ in cols:
-                row.append(fmt_int(get(source[a].get("result") or {}, f"replay.counters.{key}")))
+                row.append(fmt_int(get(runs[a].get("result") or {}, f"replay.counters.{key}")))
             rows.append(row)
         parts.append(f"<p><b>The whole cse3320 workload ({esc(rounds or 'default')} shuffled "
                      "rounds), heapkit's own header</b></p>")
@@ -2221,14 +2221,16 @@ def _cse_counts(c: dict) -> str:
 
 def claims_cse3320(data: dict) -> list[Claim]:
     out = []
+    best_claim = "Best Fit's max heap is smaller than the other fits' (11992 against 17016)"
+    next_claim = "Next Fit leaves two free blocks at the end where the other fits leave one"
+    no_header = "The runs at the seed's 24-byte header were not collected here."
     paper_hdr = get(data, "extra.cse3320.header.paper_header")
     at = {a: c for (a, h), c in cse3320_header_runs(data).items() if h == paper_hdr}
     for a, want in CSE_PAPER.items():
         claim = f"{cse_name(a)}'s counters are {'/'.join(map(str, want))} (reuses/grows/splits/" \
                 "coalesces/blocks/requested/max heap)"
         if a not in at:
-            out.append(Claim(claim, UNTESTABLE, "The runs at the seed's 24-byte header were not "
-                             "collected here."))
+            out.append(Claim(claim, UNTESTABLE, no_header))
             continue
         got = at[a]
         off = [k.replace("heap_blocks", "blocks").replace("_", " ")
@@ -2241,8 +2243,7 @@ def claims_cse3320(data: dict) -> list[Claim]:
         best = at["seqfit-best"]["max_heap"]
         others = {a: at[a]["max_heap"] for a in at if a != "seqfit-best"}
         out.append(judged(
-            "Best Fit's max heap is smaller than the other fits' (11992 against 17016)",
-            best < min(others.values()),
+            best_claim, best < min(others.values()),
             f"Best fit's max heap is {best:,} B against "
             + ", ".join(f"{cse_name(a).lower()} {v:,} B" for a, v in others.items())
             + "; the workload's 5000-byte step-5 block fits the free block that step 4's frees "
@@ -2250,17 +2251,13 @@ def claims_cse3320(data: dict) -> list[Claim]:
         nf = at["seqfit-next"]["heap_blocks"]
         rest = {a: at[a]["heap_blocks"] for a in at if a != "seqfit-next"}
         out.append(judged(
-            "Next Fit leaves two free blocks at the end where the other fits leave one",
-            nf >= 2 and nf > max(rest.values()),
+            next_claim, nf >= 2 and nf > max(rest.values()),
             f"Next fit ends with {nf} free block(s) in its heap, the others with "
             + ", ".join(f"{v}" for v in rest.values())
             + ": heapkit merges each freed block with both free neighbours whatever the "
               "policy, so the seed's leftover block is its own implementation's."))
     else:
-        for claim in ("Best Fit's max heap is smaller than the other fits' (11992 against 17016)",
-                      "Next Fit leaves two free blocks at the end where the other fits leave one"):
-            out.append(Claim(claim, UNTESTABLE, "The runs at the seed's 24-byte header were not "
-                             "collected here."))
+        out += [Claim(best_claim, UNTESTABLE, no_header), Claim(next_claim, UNTESTABLE, no_header)]
     ic = cse3320_icounts(data)
     malloc_claim = ("malloc time orders System < First Fit and Next Fit < Best Fit and Worst Fit "
                     "(127 < 153, 154 < 206, 209 ns)")
