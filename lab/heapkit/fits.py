@@ -23,7 +23,8 @@ stores them in ``extra.cse3320``):
     heapkit fits-cse3320 [--repeats N] [--json FILE]
 
 prints the tables and the verdicts; the --json file is a results document
-that ``heapkit report`` takes as well.
+that ``heapkit report`` takes next to a demo's results.json (its
+``extra.cse3320`` replaces the demo's).
 """
 from __future__ import annotations
 
