@@ -13,8 +13,8 @@
 set(lab_pkg heapkit)
 
 # The tools the heapkit command runs. hk-netapp exists when libpcap was found;
-# the malloc port (libheapkit_malloc.so, hk-kth-process) on Linux hosts only.
-foreach(lab_tool hk-replay hk-explore hk-netapp hk-kth-process)
+# the malloc port (libheapkit_malloc.so, hk-kth-process, hk-fits-process) on Linux hosts only.
+foreach(lab_tool hk-replay hk-explore hk-netapp hk-kth-process hk-fits-process)
   if(TARGET ${lab_tool})
     install(TARGETS ${lab_tool} RUNTIME DESTINATION ${lab_pkg}/bin COMPONENT lab)
   endif()

@@ -305,6 +305,7 @@ typedef struct walk_ctx {
     lab_breakdown_t *b;
     lab_heapmap_t *hm;
     uint64_t first_offset;
+    uint64_t count;
     int oom;
 } walk_ctx_t;
 
@@ -620,6 +621,13 @@ static int timing_init(lab_timing_t *tm, const lab_trace_t *t)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+/* The request the allocator sees: the trace's, plus the pad (saturating: an overflow is a failed request). */
+static size_t padded(const lab_options_t *o, uint64_t size)
+{
+    uint64_t want = size + o->pad;
+    return (want < size || want > SIZE_MAX) ? SIZE_MAX : (size_t)want;
+}
+
 #define TIMED(kind, stmt)                                                                                              \
     do {                                                                                                               \
         if (timing) {                                                                                                  \
@@ -632,6 +640,14 @@ static int timing_init(lab_timing_t *tm, const lab_trace_t *t)
         }                                                                                                              \
     } while (0)
 
+static void visit_heap_block(void *ctx, const hk_block_info_t *blk)
+{
+    walk_ctx_t *w = ctx;
+    if (!blk->used && blk->size != 0 && offset_of(w->e, blk->start) < w->footprint) {
+        w->count++;
+    }
+}
+
 static void finish(engine_t *e)
 {
     lab_result_t *r = e->r;
@@ -640,7 +656,16 @@ static void finish(engine_t *e)
     /* A seqfit control struct starts with its hk_heap_t, so the handle is the heap. */
     r->has_counters = strcmp(hk_name(e->heap), "seqfit") == 0;
     if (r->has_counters) {
+        walk_ctx_t w;
         hk_seqfit_get_counters((const hk_seqfit_t *)(const void *)e->heap, &r->counters);
+        /* Every hand-out is one reuse or one grow, and each added the pad to the bytes requested. */
+        r->counters.requested -= (size_t)e->o->pad * (r->counters.reuses + r->counters.grows);
+        /* The seed's heap is what sbrk gave it, so a free block at its end counts; seqfit's top excluded it. */
+        memset(&w, 0, sizeof(w));
+        w.e = e;
+        w.footprint = r->control_bytes + r->counters.max_heap;
+        hk_walk(e->heap, visit_heap_block, &w);
+        r->heap_blocks = w.count;
     }
 }
 
@@ -735,7 +760,7 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
         uint64_t id = rec->id;
         switch (rec->op) {
         case 'm':
-            TIMED(LAB_OP_MALLOC, p = hk_malloc(e.heap, rec->size));
+            TIMED(LAB_OP_MALLOC, p = hk_malloc(e.heap, padded(o, rec->size)));
             if (p != NULL) {
                 adopt(&e, id, p, rec->size, i);
             } else {
@@ -745,7 +770,11 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
             break;
         case 'c': {
             uint64_t n = (uint64_t)rec->size * rec->aux;
-            TIMED(LAB_OP_CALLOC, p = hk_calloc(e.heap, rec->aux, rec->size));
+            if (o->pad == 0) {
+                TIMED(LAB_OP_CALLOC, p = hk_calloc(e.heap, rec->aux, rec->size));
+            } else { /* the pad goes on the whole block: one element of n + pad bytes */
+                TIMED(LAB_OP_CALLOC, p = hk_calloc(e.heap, 1, padded(o, n)));
+            }
             if (p != NULL) {
                 if (o->fill && (!e.in_arena || ((uintptr_t)p >= (uintptr_t)e.arena &&
                                                 (uintptr_t)p + n <= (uintptr_t)e.arena + e.arena_size)) &&
@@ -760,7 +789,7 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
             break;
         }
         case 'a':
-            TIMED(LAB_OP_ALIGNED, p = hk_aligned_alloc(e.heap, rec->aux, rec->size));
+            TIMED(LAB_OP_ALIGNED, p = hk_aligned_alloc(e.heap, rec->aux, padded(o, rec->size)));
             if (p != NULL) {
                 if ((uintptr_t)p % rec->aux != 0) {
                     r->misaligned++;
@@ -777,16 +806,16 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
         case 'r': {
             uint64_t old = rec->aux;
             if (old == LAB_NULL_ID) {
-                TIMED(LAB_OP_REALLOC, p = hk_realloc(e.heap, NULL, rec->size));
+                TIMED(LAB_OP_REALLOC, p = hk_realloc(e.heap, NULL, padded(o, rec->size)));
             } else if (e.state[old] == S_FAILED) {
                 e.state[old] = S_DEAD;
                 r->skipped_frees++;
-                TIMED(LAB_OP_MALLOC, p = hk_malloc(e.heap, rec->size));
+                TIMED(LAB_OP_MALLOC, p = hk_malloc(e.heap, padded(o, rec->size)));
             } else {
                 slot_t *s = &e.slot[old];
                 uint64_t keep = s->req < rec->size ? s->req : rec->size;
                 check_pattern(&e, old, s->req);
-                TIMED(LAB_OP_REALLOC, p = hk_realloc(e.heap, s->ptr, rec->size));
+                TIMED(LAB_OP_REALLOC, p = hk_realloc(e.heap, s->ptr, padded(o, rec->size)));
                 if (p != NULL) {
                     if (o->fill && e.state[old] == S_LIVE &&
                         (!e.in_arena || ((uintptr_t)p >= (uintptr_t)e.arena &&

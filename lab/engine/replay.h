@@ -26,6 +26,7 @@ typedef struct lab_options {
     unsigned heapmap;      /* hk_walk snapshots (0: none) */
     size_t heapmap_cap;    /* most entries kept per snapshot */
     uint64_t snapshot_rec; /* record after which to take the breakdown walk (LAB_NONE: none) */
+    uint64_t pad;          /* bytes added to every allocation request: a larger per-block header, as a seed's */
 } lab_options_t;
 
 /* Where the memory stood right after one record (the peak-live moment). */
@@ -123,9 +124,10 @@ typedef struct lab_result {
     lab_breakdown_t at_peak_live;
     hk_stats_t final_stats;
     int check_rc;
-    /* The fits-cse3320 seed's counters, for seqfit heaps only (has_counters). */
+    /* The fits-cse3320 seed's counters, for seqfit heaps only (has_counters); requested excludes the pad. */
     int has_counters;
     hk_seqfit_counters_t counters;
+    uint64_t heap_blocks; /* free blocks below max_heap, the top included: the seed's blocks on its sbrk heap */
     double replay_s;         /* wall time of the replay loop */
     double replay_cpu_s;     /* CPU time of the replay loop */
     lab_timing_t timing;

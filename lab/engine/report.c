@@ -341,6 +341,7 @@ static int write_result(json_t *j, const char *key, const lab_run_t *run)
         json_u64(j, "free_blocks", r->counters.free_blocks);
         json_u64(j, "requested", r->counters.requested);
         json_u64(j, "max_heap", r->counters.max_heap);
+        json_u64(j, "heap_blocks", r->heap_blocks);
         json_end_obj(j);
     }
     write_series(j, r);
@@ -420,6 +421,7 @@ int lab_write_json(FILE *f, const lab_run_t *run)
     json_str(&j, "name", run->alloc->name);
     json_str(&j, "family", lab_family_name(run->alloc->family));
     json_bool(&j, "in_arena", (run->alloc->flags & LAB_IN_ARENA) != 0);
+    json_u64(&j, "pad", run->opt->pad);
     json_end_obj(&j);
 
     if (run->arena_size == 0) {

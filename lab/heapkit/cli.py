@@ -2,7 +2,8 @@
 """The ``heapkit`` command line.
 
 Subcommands: import, leaks, gen, info, workloads, bench, size, advise (heapkit/advise.py),
-trace, report, demo, explore, netapp, kth-release (heapkit/kth_release.py).
+trace, report, demo, explore, netapp, kth-release (heapkit/kth_release.py),
+fits-cse3320 (heapkit/fits.py).
 ``trace`` (capture a program), ``report`` and ``demo`` are implemented in
 heapkit/capture.py, heapkit/report.py and heapkit/demo.py, each exposing
 ``run(args: argparse.Namespace) -> int``; bench and size drive the replay
@@ -593,6 +594,10 @@ def cmd_kth_release(args: argparse.Namespace) -> int:
     return int(_plugin("kth_release", "kth-release").run(args) or 0)
 
 
+def cmd_fits_cse3320(args: argparse.Namespace) -> int:
+    return int(_plugin("fits", "fits-cse3320").run(args) or 0)
+
+
 # --------------------------------------------------------------------------
 # parser
 
@@ -877,6 +882,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kth slot buffer (default 4096)")
     s.add_argument("--json", metavar="FILE", help="also write the measurements here")
     s.set_defaults(func=cmd_kth_release)
+
+    s = sub.add_parser("fits-cse3320", help="fits-cse3320 as the seed measured it",
+                       description="The seed's counters at its 24-byte header (the engine pads "
+                       "each request), its test process's peak RSS under libheapkit_malloc.so "
+                       "against glibc, exact Cortex-M3 instructions per call; print the tables, "
+                       "the measured ranking and a verdict on each claim.")
+    s.add_argument("--repeats", type=positive_int, default=3, metavar="N",
+                   help="runs of the test process per malloc (default 3)")
+    s.add_argument("--jobs", type=positive_int, default=2, metavar="N",
+                   help="parallel QEMU runs (default 2)")
+    s.add_argument("--json", metavar="FILE", help="also write the measurements here")
+    s.set_defaults(func=cmd_fits_cse3320)
     return p
 
 

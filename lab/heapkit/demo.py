@@ -22,7 +22,10 @@ Steps (``collect`` then ``run``):
    Then buddy-kth Figure 2 (:mod:`heapkit.kth_release`: the kth process
    under libheapkit_malloc.so with and without HEAPKIT_RELEASE, 3 runs each,
    1 with ``--quick``), stored as ``extra.kth_release`` or, when it cannot
-   run, as the reason.
+   run, as the reason; and fits-cse3320 as the seed measured it
+   (:mod:`heapkit.fits`: its counters at the seed's 24-byte header, its test
+   process's peak RSS against glibc, Cortex-M3 instruction counts), stored
+   as ``extra.cse3320``.
 3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
    size searches and replays above, with the misuse matrices and, where QEMU
    is installed, Cortex-M3 instruction counts on the traces of at most
@@ -297,6 +300,12 @@ def _kth_release(quick: bool, progress: bool) -> dict:
         return {"error": str(e)}
 
 
+def _cse3320(quick: bool, jobs: int, progress: bool) -> dict:
+    """fits-cse3320 at the seed's header, its RSS comparison and Cortex-M3 counts (heapkit/fits.py)."""
+    from . import fits
+    return fits.collect(repeats=1 if quick else 3, jobs=jobs, progress=progress)
+
+
 def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,
             progress: bool = True, workdir: str | os.PathLike | None = None) -> dict:
     """Prepare the traces, run everything, return the report's input (``heapkit-demo``)."""
@@ -331,6 +340,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         data = _execute(tasks, made, allocs, info, jobs, progress)
         data["advice"] = _advice(data, made, info, quick, jobs, progress)
         data["extra"]["kth_release"] = _kth_release(quick, progress)
+        data["extra"]["cse3320"] = _cse3320(quick, jobs, progress)
     finally:
         if own_tmp:
             shutil.rmtree(tmp, ignore_errors=True)

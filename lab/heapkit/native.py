@@ -57,6 +57,7 @@ _ARTEFACTS = {
     "hk-explore": "lab/explore/hk-explore",
     "heapkit_malloc": "ports/posix/libheapkit_malloc.so",
     "hk-kth-process": "ports/posix/hk-kth-process",
+    "hk-fits-process": "ports/posix/hk-fits-process",
     "heapkit": "libheapkit.a",
     "test_misuse": "tests/test_misuse",
     "test_misuse_l0": "tests/test_misuse_l0",

@@ -264,7 +264,9 @@ def cse3320(seed: int = 1, rounds: int = 500, shuffle: int = 1) -> Trace:
     the 2448- and 5000-byte blocks grow the heap ends at exactly 17016
     bytes (20 + 1 + 1 grows), the paper's first-fit max heap; if the
     5000-byte block is placed in coalesced space instead, the heap stays at
-    11992 bytes, the paper's best-fit figure.
+    11992 bytes, the paper's best-fit figure. heapkit's seqfit, which merges
+    a freed block with both neighbours, does that under every policy
+    (:mod:`heapkit.fits` replays it at the seed's header).
 
     Deviation: one round is only 64 events, so the test is repeated
     *rounds* times, each round ending by freeing its three remaining

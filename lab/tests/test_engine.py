@@ -361,6 +361,52 @@ def test_cli_usage_errors_exit_2(hk, tmp_path):
         assert proc.stderr.strip().splitlines()[-1].startswith("hk-replay: ")
 
 
+def test_pad_enlarges_every_block_but_not_the_accounting(hk, tmp_path):
+    # Two 64-byte blocks, then both freed: with --pad 16 each block costs 16 bytes more
+    # (an 8-byte tag becomes the fits-cse3320 seed's 24-byte header).
+    t = write_hkb(tmp_path / "t.hkb", [m(0, 64), m(1, 64), f(0), f(1)])
+    plain = run(t, "seqfit-first", binary=hk)
+    padded = run(t, "seqfit-first", binary=hk, pad=16)
+    assert plain["allocator"]["pad"] == 0 and padded["allocator"]["pad"] == 16
+    assert plain["replay"]["counters"]["max_heap"] == 2 * gross(64) == 2 * (64 + 8)
+    assert padded["replay"]["counters"]["max_heap"] == 2 * (64 + 24)
+    for res in (plain, padded):
+        assert res["replay"]["counters"]["requested"] == 128      # the trace's bytes, pad excluded
+        assert res["replay"]["memory"]["peak_live_requested"] == 128
+        assert res["replay"]["errors"]["corrupt_blocks"] == 0
+    assert padded["replay"]["memory"]["peak_live_granted"] == 2 * (64 + 16)
+    # calloc, aligned_alloc and realloc are padded too; the engine still checks the blocks.
+    t = write_hkb(tmp_path / "t2.hkb", [c(0, 8, 4), a(1, 64, 40), r(2, 0, 100), f(1), f(2)])
+    padded = run(t, "seqfit-first", binary=hk, pad=16)["replay"]
+    assert padded["failures"]["total"] == 0 and padded["errors"]["calloc_not_zero"] == 0
+    assert padded["errors"]["corrupt_blocks"] == padded["errors"]["misaligned"] == 0
+    assert padded["counters"]["requested"] == 32 + 40 + 100      # three hand-outs, each pad taken off
+
+
+def test_pad_is_refused_by_the_size_search_and_checked(hk, tmp_path):
+    t = write_hkb(tmp_path / "t.hkb", [m(0, 8)])
+    for argv, msg in ((["--size-search", "--pad", "16"], "drop --pad"),
+                      (["--pad", "-3"], "not a byte count")):
+        proc = subprocess.run([str(hk), "--trace", str(t), "--alloc", "seqfit-first"] + argv,
+                              capture_output=True, text=True)
+        assert proc.returncode == 2 and msg in proc.stderr, argv
+
+
+def test_heap_blocks_counts_the_top_below_the_max_heap(hk, tmp_path):
+    # a, b, c used; a freed: one listed block, the top starts at the max heap (not counted).
+    t = write_hkb(tmp_path / "t.hkb", [m(0, 64), m(1, 64), m(2, 64), f(0)])
+    c = run(t, "seqfit-first", binary=hk)["replay"]["counters"]
+    assert (c["free_blocks"], c["heap_blocks"]) == (1, 1)
+    # c freed as well: it merges into the top, which now starts below the max heap.
+    t = write_hkb(tmp_path / "t2.hkb", [m(0, 64), m(1, 64), m(2, 64), f(0), f(2)])
+    c = run(t, "seqfit-first", binary=hk)["replay"]["counters"]
+    assert (c["free_blocks"], c["heap_blocks"]) == (1, 2)
+    # everything freed: one block, the top, as the seed's heap would be one free block.
+    t = write_hkb(tmp_path / "t3.hkb", [m(0, 64), m(1, 64), m(2, 64), f(0), f(2), f(1)])
+    c = run(t, "seqfit-first", binary=hk)["replay"]["counters"]
+    assert (c["free_blocks"], c["heap_blocks"]) == (0, 1)
+
+
 # --------------------------------------------------------------------------
 # Determinism and the rest of the report
 

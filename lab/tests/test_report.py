@@ -157,6 +157,32 @@ def hand_advice() -> dict:
                                   "chosen by the test", "dropped": []}]}
 
 
+CSE_FITS = ("seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst")
+
+
+def hand_cse3320() -> dict:
+    """extra.cse3320 as heapkit.fits.collect writes it: at the seed's header every fit counts
+    11/21/10/31/1/20296/11992; newlib is cheapest, first/next fit cheaper than best/worst;
+    glibc's process has the smallest peak RSS."""
+    keys = ("reuses", "grows", "splits", "coalesces", "heap_blocks", "requested", "max_heap")
+    own = dict(zip(keys, (11, 21, 11, 32, 1, 20296, 11656)), free_blocks=0)
+    paper = dict(zip(keys, (11, 21, 10, 31, 1, 20296, 11992)), free_blocks=0)
+    runs = [{"allocator": a, "pad": pad, "header": 8 + pad, "counters": dict(c)}
+            for pad, c in ((0, own), (16, paper)) for a in CSE_FITS]
+    insns = {"newlib": (108.0, 64.4), "seqfit-first": (245.8, 258.8), "seqfit-next": (223.0, 258.8),
+             "seqfit-best": (313.5, 258.8), "seqfit-worst": (322.1, 278.1)}
+    icount = [{"allocator": a, "malloc": {"count": 3200, "mean": m, "p50": int(m), "max": 700},
+               "free": {"count": 3200, "mean": f, "p50": int(f), "max": 465}}
+              for a, (m, f) in insns.items()]
+    rss = [{"allocator": a, "rss_start_kb": 1400 + 100 * k, "rss_peak_kb": 1500 + 110 * k,
+            "malloc_mean_ns": 30.0 + k, "free_mean_ns": 20.0 + k, "mallocs": 3200, "frees": 3200}
+           for k, a in enumerate(("glibc",) + CSE_FITS)]
+    return {"header": {"own_header": 8, "paper_header": 24, "runs": runs},
+            "rss": {"rounds": 100, "repeats": 3, "configs": rss},
+            "icount": {"target": "cortex-m3", "machine": "QEMU mps2-an385", "opt": "-O2",
+                       "rounds": 100, "runs": icount}}
+
+
 def hand_made() -> dict:
     runs, size_runs = [], []
     n = 0
@@ -209,7 +235,8 @@ def hand_made() -> dict:
             "runs": runs, "size_runs": size_runs, "advice": hand_advice(),
             "traces": {t: {"kind": "workload", "label": f"trace {t}", "note": ""} for t in TRACES},
             "extra": {"kth_levels": levels, "kth_windows": windows, "cse3320_single": single,
-                      "merge_reference": refs, "itc_size": [], "itc_min": itc_min}}
+                      "merge_reference": refs, "itc_size": [], "itc_min": itc_min,
+                      "cse3320": hand_cse3320()}}
 
 
 def sections(page: str) -> dict[str, str]:
@@ -376,10 +403,79 @@ def test_cse3320_counters_and_timing(hand_page):
                and r["allocator"] == "seqfit-first")
     for key, value in run["result"]["replay"]["counters"].items():
         assert rep.fmt_int(value) in sec, key
-    assert rep.fmt_int(11656) in sec       # the single round's max heap
     for r in data["runs"]:
-        if r["trace"] == "cse3320":
+        if r["trace"] == "cse3320" and r["allocator"] in ("system",) + CSE_FITS:
             assert rep.fmt_f(r["result"]["replay"]["timing"]["malloc"]["mean"]) in sec
+
+
+def test_cse3320_counters_beside_the_paper(hand_page):
+    data, page = hand_page
+    sec = sections(page)["fits-cse3320"]
+    # the paper's first-fit column, heapkit's own header, the seed's header (marked where it differs)
+    row = re.search(r"<td>max heap</td>.*?</tr>", sec).group(0)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)[1:]
+    assert cells[:3] == ["17,016", "11,656", "11,992"]          # First Fit
+    assert cells[6:9] == ["11,992", "11,656", "11,992"]         # Best Fit
+    assert 'class="bad n">11,992' in row and "--pad 16" in sec
+    # instruction counts lead the timing table; newlib stands for the system malloc
+    for a in data["extra"]["cse3320"]["icount"]["runs"]:
+        assert rep.fmt_f(a["malloc"]["mean"]) in sec and rep.fmt_f(a["free"]["mean"]) in sec
+    for c in data["extra"]["cse3320"]["rss"]["configs"]:
+        assert rep.fmt_int(c["rss_peak_kb"]) in sec
+    assert "Measured: <b>System &gt; Next Fit = First Fit &gt; Best Fit = Worst Fit</b>" in sec
+
+
+def _cse_claim(data: dict, start: str) -> "rep.Claim":
+    return next(c for c in rep.seed_claims(data)["fits-cse3320"] if c.claim.startswith(start))
+
+
+def test_cse3320_verdicts_follow_the_measurements(hand_page):
+    data, page = hand_page
+    claims = rep.seed_claims(data)["fits-cse3320"]
+    assert len(claims) == 10
+    verdicts = {c.claim.split(" (")[0]: c.verdict for c in claims}
+    assert [v for k, v in verdicts.items() if "counters" in k] == [rep.FAILS] * 4
+    assert _cse_claim(data, "Best Fit's counters").reason.endswith("coalesces differ, the rest match.")
+    assert _cse_claim(data, "Best Fit's max heap").verdict == rep.FAILS
+    assert _cse_claim(data, "Next Fit leaves").verdict == rep.FAILS
+    assert _cse_claim(data, "malloc time").verdict == rep.HOLDS
+    assert _cse_claim(data, "System's free").verdict == rep.HOLDS
+    assert _cse_claim(data, "the system malloc's resident").verdict == rep.HOLDS
+    assert _cse_claim(data, "the final ranking").verdict == rep.FAILS
+    sec = sections(page)["fits-cse3320"]
+    assert rep.esc(_cse_claim(data, "malloc time").reason) in sec
+    # The paper's table at the seed's header: every claim on the counters flips.
+    flipped = json.loads(json.dumps(data))
+    ext = flipped["extra"]["cse3320"]
+    paper = {"seqfit-first": (10, 22, 10, 30, 1, 20296, 17016),
+             "seqfit-next": (10, 22, 10, 29, 2, 20296, 17016),
+             "seqfit-best": (11, 21, 10, 29, 1, 20296, 11992),
+             "seqfit-worst": (10, 22, 10, 30, 1, 20296, 17016)}
+    keys = ("reuses", "grows", "splits", "coalesces", "heap_blocks", "requested", "max_heap")
+    for r in ext["header"]["runs"]:
+        if r["header"] == 24:
+            r["counters"].update(zip(keys, paper[r["allocator"]]))
+    for start in ("First Fit's counters", "Next Fit's counters", "Best Fit's counters",
+                  "Worst Fit's counters", "Best Fit's max heap", "Next Fit leaves"):
+        assert _cse_claim(flipped, start).verdict == rep.HOLDS, start
+    # ... and the paper's ranking with it: best fit's smaller heap against first fit's
+    # speed (over 5 % fewer instructions) is a tie, worst fit is dominated by best fit,
+    # next fit leaves two blocks.
+    assert rep.cse3320_ranking(flipped) == [["system"], ["seqfit-best", "seqfit-first"],
+                                            ["seqfit-worst"], ["seqfit-next"]]
+    assert _cse_claim(flipped, "the final ranking").verdict == rep.HOLDS
+    for r in ext["icount"]["runs"]:
+        if r["allocator"] == "seqfit-best":
+            r["malloc"]["mean"] = 200.0
+    assert _cse_claim(flipped, "malloc time").verdict == rep.FAILS     # best fit now beats next fit
+    assert rep.cse3320_ranking(flipped)[1] == ["seqfit-best"]       # smaller and as fast: alone
+    # glibc's process no longer the smallest
+    ext["rss"]["configs"][0]["rss_peak_kb"] = 9999
+    assert _cse_claim(flipped, "the system malloc's resident").verdict == rep.FAILS
+    # Without the seed-specific runs every claim is untestable, each with its fixed reason.
+    bare = json.loads(json.dumps(data))
+    del bare["extra"]["cse3320"]
+    assert {c.verdict for c in rep.seed_claims(bare)["fits-cse3320"]} == {rep.UNTESTABLE}
 
 
 def test_kth_section(hand_page):
