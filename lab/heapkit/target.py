@@ -669,6 +669,7 @@ def pool_counts(results) -> dict[str, dict[str, dict[str, Any]]]:
 SEQFIT_FRAGMENTS = 2000       # free fragments the seqfit searches walk (fewer in arenas under 256 KiB)
 BUDDY_MIN_BLOCKS = 120_000    # minimum blocks in a 3.5 MiB arena: more than every top-level block but the largest holds
 POOL_REQUESTS = 30_000        # more than the pools of a 3.5 MiB arena hold
+POOL_BLOCK = 128              # worst-pool's requests: "pool" sizes its one pool's block by them
 TLSF_HELD_MAX = 16384         # the largest size held twice on the full-bitmap pass (3.5 MiB arena)
 
 
@@ -701,9 +702,11 @@ def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[st
       longest path, found by single-stepping the traces' slowest call); and
       the largest request that fits: the bitmap extremes. tlsf-uniform and
       Conte's TLSF (tlsf-conte) run it too.
-    - poolset, lfpool, pool: POOL_REQUESTS small requests, so every class empties
+    - poolset, lfpool: POOL_REQUESTS small requests, so every class empties
       (poolset falls through every class, then every pool is full and the
-      request fails), then everything freed.
+      request fails), then everything freed; pool (one pool sized to the
+      trace's largest request) the same with POOL_BLOCK-byte requests, which
+      its arena holds fewer of.
     """
     from .trace import TraceBuilder
     out: list[tuple[str, Trace, list[str]]] = []
@@ -770,11 +773,12 @@ def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[st
     b.free(b.malloc(arena - min(65536, arena // 4)))  # the largest request
     out.append(("worst-tlsf", b.build("worst-tlsf"), ["tlsf", "tlsf-uniform", "tlsf-conte"]))
 
-    b = TraceBuilder()
-    ids = [b.malloc(16) for _ in range(round(POOL_REQUESTS * scale))]
-    for i in ids:
-        b.free(i)
-    out.append(("worst-pools", b.build("worst-pools"), ["poolset", "lfpool", "pool"]))
+    for name, size, allocs in (("worst-pools", 16, ["poolset", "lfpool"]), ("worst-pool", POOL_BLOCK, ["pool"])):
+        b = TraceBuilder()
+        ids = [b.malloc(size) for _ in range(round(POOL_REQUESTS * scale))]
+        for i in ids:
+            b.free(i)
+        out.append((name, b.build(name), allocs))
     return out
 
 

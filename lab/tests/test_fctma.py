@@ -79,3 +79,23 @@ def test_bump_as_sdma_free_reclaims_nothing(hk, tmp_path):
     # At most one block is live, yet the bump runs out after arena / block allocations.
     assert pool["total"] == 0
     assert 0 < bump["total"] < 200 and bump["first_failure_record"] <= 2 * 65536 // 1000
+
+
+@pytest.mark.target
+def test_target_pool_is_sized_to_the_trace():
+    """The target driver's "pool" takes its block from the trace as the engine's does: 1000-byte
+    requests all succeed (a pool of 128-byte blocks would fail them), at a constant count."""
+    from heapkit import target
+    from heapkit.trace import TraceBuilder
+    if target.missing_tools():
+        pytest.skip(f"missing: {', '.join(target.missing_tools())}")
+    b = TraceBuilder()
+    ids = [b.malloc(1000) for _ in range(40)]
+    for i in ids:
+        b.free(i)
+    data = target.bench([("big", b.build("big"))], ["pool"], opts=["-O2"])
+    run = next(r for r in data["runs"] if r["allocator"] == "pool")
+    assert run["result"]["failures"]["total"] == 0
+    for kind in ("malloc", "free"):
+        st = run["stats"][kind]
+        assert st["count"] == 40 and st["min"] == st["max"] and st["sd"] == 0
