@@ -293,6 +293,35 @@ static void print_calls(const char *name, calls_t *c)
            sum, sumsq);
 }
 
+#if defined(ITC_HEAP_POOL)
+static void first_block(void *ctx, const hk_block_info_t *block)
+{
+    const uint8_t **first = ctx;
+    if (*first == NULL) {
+        *first = block->start;
+    }
+}
+
+/*
+ * Table III of the seed on this 32-bit core, at the pool's high-water mark (every block is
+ * free again by now, so the block stride is capacity / blocks): user bytes = 127 per block
+ * that was out at once, total = those blocks' gross bytes plus the pool's control data before
+ * its first block.
+ */
+static void print_table3(void)
+{
+    hk_stats_t st;
+    const uint8_t *first = NULL;
+    size_t peak_blocks;
+    hk_get_stats(hk_pool_heap(g_pool), &st);
+    hk_walk(hk_pool_heap(g_pool), first_block, &first);
+    peak_blocks = st.peak_used / (st.capacity / hk_pool_available(g_pool));
+    printf(",\"table3\":{\"blocks\":%lu,\"user\":%lu,\"control\":%lu,\"peak_used\":%lu}",
+           (unsigned long)peak_blocks, (unsigned long)(peak_blocks * BLOCK), (unsigned long)(first - g_arena),
+           (unsigned long)st.peak_used);
+}
+#endif
+
 static void monitor(void *arg)
 {
     int i;
@@ -322,6 +351,9 @@ static void monitor(void *arg)
     print_calls("alloc", &g_alloc);
     putchar(',');
     print_calls("free", &g_free);
+#if defined(ITC_HEAP_POOL)
+    print_table3();
+#endif
     printf("}\n");
     exit(0);
 }

@@ -134,6 +134,10 @@ def main() -> int:
         print(f"ITC on FreeRTOS V11.2.0, QEMU mps2-an385, {level}: instructions per call "
               f"({data['blocks']} blocks of {data['block']} B)")
         print(text_table(ITC_KERNEL_HEAD, itc_kernel_rows(heaps)))
+        t3 = heaps["pool"]["table3"]
+        total = t3["control"] + t3["peak_used"]
+        print(f"Table III, pool: {t3['blocks']} blocks at its high-water mark, {t3['user']:,} user bytes "
+              f"of {total:,}: {100 * (1 - t3['user'] / total):.1f} % internal fragmentation\n")
     return 0
 
 

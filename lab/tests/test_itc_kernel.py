@@ -39,6 +39,14 @@ def test_pool_is_constant_time_and_heap_4_is_not(data):
             assert heap4[kind]["max"] > heap4[kind]["min"] > pool[kind]["min"]
 
 
+def test_pool_table_3_on_the_core(data):
+    for heaps in data["levels"].values():
+        t3 = heaps["pool"]["table3"]
+        # 127-byte blocks of 136 bytes on this 32-bit core (8-byte header, 8-byte alignment)
+        assert t3["user"] == 127 * t3["blocks"] and t3["peak_used"] == 136 * t3["blocks"]
+        assert 0 < t3["control"] < 512
+
+
 def test_counts_match_the_lab_driver_at_O2(data):
     # The same pool code, called directly: the lab's driver counts 22 and 29 at -O2
     # (include/heapkit/pool.h); the kernel run must agree to the instruction.

@@ -398,7 +398,9 @@ def with_fctma(data: dict) -> dict:
     data["extra"]["itc_kernel"] = {"block": 127, "blocks": 3000, "kernel": "FreeRTOS test kernel",
                                    "board": "test board", "levels": {"-O2": {
                                        "heap_4": heap((128, 131.375, 136, 3.95), (106, 131.625, 242, 21.5)),
-                                       "pool": heap((22, 22.0, 22, 0.0), (29, 29.0, 29, 0.0)),
+                                       "pool": {**heap((22, 22.0, 22, 0.0), (29, 29.0, 29, 0.0)),
+                                                "table3": {"blocks": 178, "user": 22606, "control": 272,
+                                                           "peak_used": 24208}},
                                        "bump": heap((70, 70.0, 70, 0.0), (103, 103.0, 103, 0.0))}}}
     return data
 
@@ -418,6 +420,7 @@ def test_fctma_instruction_tables():
     apl = data["extra"]["itc_min"][-2]["result"]["replay"]["at_peak_live"]   # pool's Table III row
     assert rep.fmt_pct(1 - apl["requested"] / (apl["footprint"] - apl["external"])) in sec
     assert "Verdicts" in sec
+    assert "22,606 user bytes of 24,480 B" in sec and "7.7 %" in sec   # Table III on the Cortex-M3
 
 
 def test_fctma_verdicts_follow_the_measurements():
@@ -441,6 +444,10 @@ def test_fctma_verdicts_follow_the_measurements():
     assert fctma_claim(data, "FCTMA's free() is nearly 3").verdict == rep.HOLDS
     data["extra"]["itc_kernel"]["levels"]["-O2"]["pool"]["free"]["max"] = 30
     assert fctma_claim(data, "on the kernel, FCTMA").verdict == rep.FAILS
+    # Table III on the Cortex-M3: 1 - 22606 / 24480 = 7.7 %, within twice the paper's 6.03 %
+    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == rep.HOLDS
+    data["extra"]["itc_kernel"]["levels"]["-O2"]["pool"]["table3"]["peak_used"] = 40000
+    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == rep.FAILS
 
 
 def test_fctma_without_target_says_why():
