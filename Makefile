@@ -37,6 +37,9 @@
 #   make readme-test  the README's measured tables regenerated and compared (tools/readme_tables.py)
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
+#   make itc-kernel  the fctma-pools ITC application on FreeRTOS V11.2.0 in QEMU mps2-an385
+#                  (examples/firmware-itc) with heap_4, the FCTMA pool and the bump, at -O2 and
+#                  -O0: instructions per alloc and free, and its test (lab/tests/test_itc_kernel.py)
 #   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 and RISC-V ports) traced
 #                  on the target in QEMU mps2-an385 and virt with heap_4 and heap_tlsf: the leak report
 #                  (and build/firmware-trace/<heap>.html with the per-task usage plot), the
@@ -82,9 +85,9 @@ timed = start=$$(date +%s); { $(2); } || exit $$?; echo "$(1): $$(( $$(date +%s)
 
 .PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test readme-test corruption firmware-trace consumer-test package-test peers-test
+        timing-start timing-report target-test target-icount-test readme-test corruption firmware-trace itc-kernel consumer-test package-test peers-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -243,6 +246,13 @@ target-icount-test: deps venv
 readme-test: deps venv
 	@echo "== README's measured tables against a fresh run (tools/readme_tables.py --check)"
 	@$(call timed,README tables,$(MAKE) --no-print-directory build >/dev/null && $(VENV)/bin/python tools/readme_tables.py --check)
+
+# The firmware is built under HEAPKIT_ITC_BUILD (heapkit/itc_kernel.py), then measured and tested.
+itc-kernel: deps venv
+	@echo "== ITC on FreeRTOS V11.2.0 in QEMU mps2-an385: heap_4, FCTMA pool, bump, instructions per call"
+	@$(call timed,itc on the kernel,\
+	  HEAPKIT_ITC_BUILD=$(CURDIR)/$(BUILD)/firmware-itc $(VENV)/bin/python -m heapkit.itc_kernel && \
+	  HEAPKIT_ITC_BUILD=$(CURDIR)/$(BUILD)/firmware-itc $(VENV)/bin/python -m pytest lab/tests/test_itc_kernel.py -q -m target)
 
 FW := $(BUILD)/firmware-trace
 FW_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/ports/baremetal/cmake/arm-cortex-m3.cmake

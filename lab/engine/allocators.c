@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The allocator table (see allocators.h): heapkit's catalog, the system malloc and the peers. */
+/* The allocator table (see allocators.h): heapkit's catalog, the FCTMA pool, the system malloc and the peers. */
 #include "allocators.h"
 
 #include <string.h>
 
 #include "heapkit/catalog.h"
 
+extern const lab_alloc_t lab_pool_alloc;
 extern const lab_alloc_t lab_system_alloc;
 
 #define LAB_PEER(sym) extern const lab_alloc_t sym;
@@ -17,6 +18,7 @@ extern const lab_alloc_t *const lab_test_allocs[];
 #endif
 
 static const lab_alloc_t *const fixed[] = {
+    &lab_pool_alloc,
     &lab_system_alloc,
 #define LAB_PEER(sym) &sym,
 #include "peers/peers.def"

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine's allocator table: every heapkit catalog entry, then "system"
+ * The engine's allocator table: every heapkit catalog entry, then "pool"
+ * (the fctma-pools seed's one pool sized to the trace, pool_alloc.c), then "system"
  * (the process's own malloc, so LD_PRELOAD picks mimalloc, jemalloc, ...),
  * then the peers listed in peers/peers.def. Every entry hands the engine an
  * hk_heap_t, so all of them are replayed through the same uniform calls.
  *
  * Adding a peer allocator: write lab/engine/peers/<peer>.c defining
  *
- *     const lab_alloc_t lab_peer_<peer> = {"<name>", LAB_FAMILY_PEER, make, destroy, LAB_IN_ARENA};
+ *     const lab_alloc_t lab_peer_<peer> = {"<name>", LAB_FAMILY_PEER, make, destroy, LAB_IN_ARENA, NULL};
  *
  * (make builds an hk_heap_t adapter in the arena), then add the single line
  * LAB_PEER(lab_peer_<peer>) to peers/peers.def. CMake compiles every
@@ -44,6 +45,12 @@ typedef struct lab_alloc {
     /* Release what make() acquired outside the arena; NULL when there is nothing. */
     void (*destroy)(hk_heap_t *heap);
     unsigned flags; /* LAB_IN_ARENA */
+    /*
+     * NULL, or make() for an allocator shaped by the trace: block is the
+     * trace's largest request (the replay passes it; "pool" sizes its one
+     * pool's blocks by it).
+     */
+    hk_heap_t *(*make_sized)(void *arena, size_t size, size_t block, hk_status_t *status);
 } lab_alloc_t;
 
 size_t lab_alloc_count(void);

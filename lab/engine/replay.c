@@ -713,7 +713,8 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     r->in_arena = e.in_arena;
     e.arena = e.in_arena ? arena : NULL;
     e.arena_size = e.in_arena ? arena_size : 0;
-    e.heap = a->make(e.arena, e.arena_size, &r->make_status);
+    e.heap = a->make_sized != NULL ? a->make_sized(e.arena, e.arena_size, (size_t)t->max_request, &r->make_status)
+                                   : a->make(e.arena, e.arena_size, &r->make_status);
     if (e.heap == NULL) {
         return 0;
     }

@@ -140,4 +140,4 @@ static hk_heap_t *sys_make(void *arena, size_t size, hk_status_t *status)
 
 static void sys_destroy(hk_heap_t *h) { free(h); }
 
-const lab_alloc_t lab_system_alloc = {"system", LAB_FAMILY_SYSTEM, sys_make, sys_destroy, 0};
+const lab_alloc_t lab_system_alloc = {"system", LAB_FAMILY_SYSTEM, sys_make, sys_destroy, 0, NULL};

@@ -147,8 +147,8 @@ static hk_heap_t *make_ok(void *a, size_t n, hk_status_t *s) { return make_mode(
 static hk_heap_t *make_overlap(void *a, size_t n, hk_status_t *s) { return make_mode(a, n, s, BUMP_OVERLAP); }
 static hk_heap_t *make_nocopy(void *a, size_t n, hk_status_t *s) { return make_mode(a, n, s, BUMP_NOCOPY); }
 
-static const lab_alloc_t test_bump = {"test-bump", LAB_FAMILY_TEST, make_ok, NULL, LAB_IN_ARENA};
-static const lab_alloc_t test_overlap = {"test-overlap", LAB_FAMILY_TEST, make_overlap, NULL, LAB_IN_ARENA};
-static const lab_alloc_t test_nocopy = {"test-nocopy", LAB_FAMILY_TEST, make_nocopy, NULL, LAB_IN_ARENA};
+static const lab_alloc_t test_bump = {"test-bump", LAB_FAMILY_TEST, make_ok, NULL, LAB_IN_ARENA, NULL};
+static const lab_alloc_t test_overlap = {"test-overlap", LAB_FAMILY_TEST, make_overlap, NULL, LAB_IN_ARENA, NULL};
+static const lab_alloc_t test_nocopy = {"test-nocopy", LAB_FAMILY_TEST, make_nocopy, NULL, LAB_IN_ARENA, NULL};
 
 const lab_alloc_t *const lab_test_allocs[] = {&test_bump, &test_overlap, &test_nocopy, NULL};

@@ -154,6 +154,9 @@ static int prepass(lab_trace_t *t, char *err, size_t errlen)
         }
         if (r->op != 'f') {
             live[r->id] = lab_rec_bytes(r);
+            if (live[r->id] > t->max_request) {
+                t->max_request = live[r->id];
+            }
             wide_add(&live_bytes, live[r->id]);
             live_blocks++;
             next_id++;

@@ -32,6 +32,7 @@ typedef struct lab_trace {
     uint64_t peak_live_rec; /* first record after which live == peak_live (0 if no record) */
     uint64_t peak_blocks;  /* peak number of live ids */
     uint64_t max_align;    /* largest alignment asked by an `a` record (0: none) */
+    uint64_t max_request;  /* largest requested bytes of one allocating record (0: none) */
 } lab_trace_t;
 
 /* Requested bytes of an allocating record (calloc: nmemb * size, in 64 bits). */

@@ -701,7 +701,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "call next to the host timings: cortex-m3 (QEMU mps2-an385) or rv32 "
                    "(QEMU virt, RV32IMAC); see lab/target/ and docs/benchmarks.md")
     s.add_argument("--opt", metavar="O2,Os",
-                   help="--target: optimisation levels to build (default: O2,Os)")
+                   help="--target: optimisation levels to build: O2, Os, O0 (default: O2,Os)")
     s.add_argument("--hardening", metavar="N[,N...]",
                    help="--target: build heapkit once per HK_HARDENING level (0-3) and label "
                    "the results with it (default: one build, the sources' default level)")

@@ -22,10 +22,14 @@ Steps (``collect`` then ``run``):
    Then buddy-kth Figure 2 (:mod:`heapkit.kth_release`: the kth process
    under libheapkit_malloc.so with and without HEAPKIT_RELEASE, 3 runs each,
    1 with ``--quick``), stored as ``extra.kth_release`` or, when it cannot
-   run, as the reason; and fits-cse3320 as the seed measured it
+   run, as the reason; fits-cse3320 as the seed measured it
    (:mod:`heapkit.fits`: its counters at the seed's 24-byte header, its test
    process's peak RSS against glibc, Cortex-M3 instruction counts), stored
-   as ``extra.cse3320``.
+   as ``extra.cse3320``. Then fctma-pools Tables I-II in Cortex-M3 instructions
+   (``extra.fctma_target``: itc at -O0 and -O2 for pool, heap_4, poolset and,
+   on the prefix its arena holds, bump) and the ITC application on the real
+   kernel (``extra.itc_kernel``, :mod:`heapkit.itc_kernel`), each where the
+   cross toolchain and QEMU are installed, else the reason.
 3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
    size searches and replays above, with the misuse matrices and, where QEMU
    is installed, Cortex-M3 instruction counts on the traces of at most
@@ -341,6 +345,8 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         data["advice"] = _advice(data, made, info, quick, jobs, progress)
         data["extra"]["kth_release"] = _kth_release(quick, progress)
         data["extra"]["cse3320"] = _cse3320(quick, jobs, progress)
+        data["extra"]["fctma_target"] = _fctma_target(made, jobs, progress)
+        data["extra"]["itc_kernel"] = _itc_kernel(jobs)
     finally:
         if own_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -359,6 +365,48 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         "notes": _notes(quick, made),
     })
     return data
+
+
+def sdma_prefix(trace, arena: int):
+    """The longest prefix of *trace* whose allocations all fit a bump allocator's *arena*
+    (the bump never reuses a block), with room for a 16-byte header per block."""
+    from .trace import OP_FREE, Trace
+    rec = trace.records
+    gross = np.where(rec["op"] == OP_FREE, 0, rec["size"].astype(np.int64) + 16)
+    n = int(np.searchsorted(np.cumsum(gross), arena * 9 // 10, side="right"))
+    return Trace(rec[:n], f"{trace.name} (first {n} records)", validate=False)
+
+
+def _fctma_target(made: dict, jobs: int, progress: bool) -> dict:
+    """fctma-pools Tables I-II: exact Cortex-M3 counts of itc at -O0 (as the paper compiled)
+    and -O2 for the pool (FCTMA), heap_4 and poolset, and for the bump (SDMA) on the prefix
+    of itc its arena holds; or why they are missing."""
+    from . import target
+    if "path" not in made.get("itc", {}):
+        return {"missing": "the itc trace could not be prepared"}
+    if target.missing_tools():
+        return {"missing": f"{', '.join(target.missing_tools())} not installed (apt-get install "
+                           f"{target.CORTEX_M3.packages}); CI has them"}
+    from .trace import read_trace
+    itc = read_trace(made["itc"]["path"])
+    traces = [("itc", itc, ["pool", "freertos-heap4", "poolset"]),
+              ("itc-sdma", sdma_prefix(itc, target.ARENA_SIZE), ["bump"])]
+    try:
+        return target.bench(traces, opts=rep.FCTMA_LEVELS, jobs=jobs, progress=progress)
+    except HeapkitError as e:
+        return {"error": str(e).splitlines()[0]}
+
+
+def _itc_kernel(jobs: int) -> dict:
+    """The ITC application on FreeRTOS in QEMU, each call counted (heapkit.itc_kernel), or why not."""
+    from . import itc_kernel
+    why = itc_kernel.missing()
+    if why:
+        return {"missing": why}
+    try:
+        return itc_kernel.measure(jobs=jobs)
+    except HeapkitError as e:
+        return {"error": str(e).splitlines()[0]}
 
 
 def _advice(data: dict, made: dict, info: dict, quick: bool, jobs: int, progress: bool) -> dict:

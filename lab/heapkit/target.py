@@ -63,7 +63,8 @@ from .errors import HeapkitError
 from .native import BUILD_DIR, CACHE_DIR, SOURCE_ROOT
 from .trace import (NULL_ID, OP_ALIGNED, OP_CALLOC, OP_FREE, OP_MALLOC, OP_REALLOC, Trace)
 
-OPT_LEVELS = ("-O2", "-Os")
+OPT_LEVELS = ("-O2", "-Os", "-O0")    # -O0: as the fctma-pools seed compiled
+DEFAULT_OPTS = ("-O2", "-Os")
 HARDENING_LEVELS = (0, 1, 2, 3)
 MIN_ARENA = 16 * 1024
 KINDS = ("malloc", "free", "calloc", "aligned", "realloc")
@@ -153,7 +154,9 @@ def compact(trace: Trace) -> tuple[bytes, dict[str, int]]:
                 words += [HKC_ALIGNED | s << 3, size, aux]
             else:
                 words += [HKC_REALLOC_NULL | s << 3, size]
-    header = [HKC_MAGIC, HKC_VERSION, n, slots, len(words), trace.n_ids, 0, 0]
+    max_request = max((s * (a if o == OP_CALLOC else 1) for o, s, a in zip(ops, sizes, auxs) if o != OP_FREE),
+                      default=0)
+    header = [HKC_MAGIC, HKC_VERSION, n, slots, len(words), trace.n_ids, min(max_request, 0xFFFFFFFF), 0]
     data = np.asarray(header + words, dtype="<u4").tobytes()
     return data, {"records": n, "slots": slots, "ids": trace.n_ids, "words": len(words)}
 
@@ -452,13 +455,14 @@ def kind_stats(words: np.ndarray) -> dict[str, dict[str, Any]]:
 def _stats(v: np.ndarray) -> dict[str, Any]:
     n = len(v)
     if n == 0:
-        return {"count": 0, "min": None, "p50": None, "p99": None, "p999": None, "max": None, "mean": None}
+        return {"count": 0, "min": None, "p50": None, "p99": None, "p999": None, "max": None, "mean": None,
+                "sd": None}
 
     def rank(pm: int) -> int:
         k = (n * pm + 999) // 1000
         return int(v[max(k, 1) - 1])
     return {"count": n, "min": int(v[0]), "p50": rank(500), "p99": rank(990), "p999": rank(999),
-            "max": int(v[-1]), "mean": float(v.mean())}
+            "max": int(v[-1]), "mean": float(v.mean()), "sd": float(v.std())}
 
 
 def _code_family(alloc: str) -> list[str] | None:
@@ -530,7 +534,7 @@ def _chunks(names: Sequence[str], n: int = MAX_ALLOCS_PER_RUN) -> list[list[str]
 
 
 def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
-          opts: Sequence[str] = OPT_LEVELS, jobs: int = 2, progress: bool = False,
+          opts: Sequence[str] = DEFAULT_OPTS, jobs: int = 2, progress: bool = False,
           target: str | Target = CORTEX_M3, arena: int = ARENA_SIZE,
           hardening: Sequence[int] | None = None, uniform: bool = False) -> dict[str, Any]:
     """Replay every trace in every build against *allocs* (default: every allocator the
@@ -665,6 +669,7 @@ def pool_counts(results) -> dict[str, dict[str, dict[str, Any]]]:
 SEQFIT_FRAGMENTS = 2000       # free fragments the seqfit searches walk (fewer in arenas under 256 KiB)
 BUDDY_MIN_BLOCKS = 120_000    # minimum blocks in a 3.5 MiB arena: more than every top-level block but the largest holds
 POOL_REQUESTS = 30_000        # more than the pools of a 3.5 MiB arena hold
+POOL_BLOCK = 128              # worst-pool's requests: "pool" sizes its one pool's block by them
 TLSF_HELD_MAX = 16384         # the largest size held twice on the full-bitmap pass (3.5 MiB arena)
 
 
@@ -697,9 +702,11 @@ def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[st
       longest path, found by single-stepping the traces' slowest call); and
       the largest request that fits: the bitmap extremes. tlsf-uniform and
       Conte's TLSF (tlsf-conte) run it too.
-    - poolset, lfpool, pool: POOL_REQUESTS small requests, so every class empties
+    - poolset, lfpool: POOL_REQUESTS small requests, so every class empties
       (poolset falls through every class, then every pool is full and the
-      request fails), then everything freed.
+      request fails), then everything freed; pool (one pool sized to the
+      trace's largest request) the same with POOL_BLOCK-byte requests, which
+      its arena holds fewer of.
     """
     from .trace import TraceBuilder
     out: list[tuple[str, Trace, list[str]]] = []
@@ -766,11 +773,12 @@ def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[st
     b.free(b.malloc(arena - min(65536, arena // 4)))  # the largest request
     out.append(("worst-tlsf", b.build("worst-tlsf"), ["tlsf", "tlsf-uniform", "tlsf-conte"]))
 
-    b = TraceBuilder()
-    ids = [b.malloc(16) for _ in range(round(POOL_REQUESTS * scale))]
-    for i in ids:
-        b.free(i)
-    out.append(("worst-pools", b.build("worst-pools"), ["poolset", "lfpool", "pool"]))
+    for name, size, allocs in (("worst-pools", 16, ["poolset", "lfpool"]), ("worst-pool", POOL_BLOCK, ["pool"])):
+        b = TraceBuilder()
+        ids = [b.malloc(size) for _ in range(round(POOL_REQUESTS * scale))]
+        for i in ids:
+            b.free(i)
+        out.append((name, b.build(name), allocs))
     return out
 
 
@@ -779,12 +787,12 @@ def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[st
 
 def parse_opts(text: str | None) -> list[str]:
     if not text:
-        return list(OPT_LEVELS)
+        return list(DEFAULT_OPTS)
     out = []
     for part in text.split(","):
         o = "-" + part.strip().lstrip("-")
         if o not in OPT_LEVELS:
-            raise HeapkitError(f"--opt: {part.strip()!r} is not one of O2, Os")
+            raise HeapkitError(f"--opt: {part.strip()!r} is not one of O2, Os, O0")
         if o not in out:
             out.append(o)
     return out

@@ -27,8 +27,10 @@
  *                      measured window (a firmware's drain task), so every
  *                      call takes the recording path, none the drop path.
  *                      Optional: runs when named; tlsf-uniform is its baseline;
- *   pool               one FCTMA pool of POOL_BLOCK-byte blocks carved from a
- *                      bump heap on the arena (not a catalog entry: the
+ *   pool               the fctma-pools seed's FCTMA: one pool whose block is
+ *                      the trace's largest request (header word 6), carved
+ *                      from a bump heap on the arena (fctma_pool.h, as the
+ *                      host engine's "pool"; not a catalog entry: the
  *                      catalog's poolset adds the size-class search), through
  *                      its direct hk_pool_malloc/hk_pool_free, realloc through
  *                      hk_realloc on the pool's heap (the uniform layer, as
@@ -66,10 +68,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapkit/bump.h"
 #include "heapkit/catalog.h"
 #include "heapkit/pool.h"
 #include "hk_trace.h"
+#include "fctma_pool.h"
 #include "icount.h"
 
 extern char __heap_start[], __heap_end[]; /* the port's sbrk heap */
@@ -142,15 +144,10 @@ static int setup_tlsf_traced(tgt_heap_t *h, uint8_t *arena, size_t size, const v
     return 0;
 }
 
-#define POOL_BLOCK 128u
-/* Blocks per pool: far fewer than the arena holds, so the bump heap always has room. */
-#define POOL_BYTES_PER_BLOCK 192u
-
 static int setup_pool(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
 {
     hk_status_t st;
-    hk_bump_t *bump = hk_bump_init(arena, size, &st);
-    hk_pool_t *pool = bump != NULL ? hk_pool_create(hk_bump_heap(bump), POOL_BLOCK, size / POOL_BYTES_PER_BLOCK) : NULL;
+    hk_pool_t *pool = lab_fctma_pool(arena, size, tgt_trace[TGT_HKC_MAX_REQUEST_WORD], &st);
     (void)arg;
     /* One ctx serves the direct calls (the pool) and hk_realloc (its heap, the pool's first member). */
     if (pool == NULL || (void *)hk_pool_heap(pool) != (void *)pool) {

@@ -20,7 +20,7 @@
  * number of ids. Little-endian 32-bit words:
  *
  *   header (8 words): magic TGT_HKC_MAGIC, version 1, records, slots,
- *                     payload words, ids, 0, 0
+ *                     payload words, ids, the largest request (bytes), 0
  *   records, one after the other, 1 to 3 words each; word 0 is
  *   op | slot << 3:
  *     TGT_OP_MALLOC        size
@@ -39,6 +39,7 @@
 #define TGT_HKC_MAGIC 0x43544B48u /* "HKTC" */
 #define TGT_HKC_VERSION 1u
 #define TGT_HKC_HEADER_WORDS 8u
+#define TGT_HKC_MAX_REQUEST_WORD 6u /* sizes the "pool" entry's block (fctma_pool.h) */
 
 enum {
     TGT_OP_MALLOC = 0,

@@ -24,7 +24,12 @@
     .thumb
     .text
 
-    .equ SYST_CVR, 0xE000E018
+/* The counter register read: SysTick's SYST_CVR, or (TGT_COUNTER_REG) another down-counter of the
+ * core clock, as the ITC firmware's CMSDK timer (examples/firmware-itc: the kernel owns SysTick). */
+#ifndef TGT_COUNTER_REG
+#define TGT_COUNTER_REG 0xE000E018
+#endif
+    .equ SYST_CVR, TGT_COUNTER_REG
 
 /* uint32_t tgt_measure(const void *fn, uint32_t a0, uint32_t a1, uint32_t a2):
  * calls fn(a0, a1, a2); returns the elapsed ticks (24-bit), the callee's

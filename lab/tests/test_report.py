@@ -396,6 +396,97 @@ def test_fctma_tables_use_the_min_arena_runs(hand_page):
         assert rep.fmt_pct(1 - apl["requested"] / total) in sec
 
 
+def _calls(lo: int, hi: int, mean: float, sd: float, count: int = 3000) -> dict:
+    return {"count": count, "min": lo, "p50": lo, "p99": hi, "p999": hi, "max": hi, "mean": mean, "sd": sd}
+
+
+def with_fctma(data: dict) -> dict:
+    """hand_made() plus the fctma-pools inputs: pool and bump on itc, the Cortex-M3 counts at -O0
+    and -O2 (every number chosen here) and a kernel run."""
+    for k, (a, fam) in enumerate((("pool", "heapkit"), ("bump", "heapkit"))):
+        res = _result(a, "itc", 200 + k, family=fam)
+        data["runs"].append({"allocator": a, "trace": "itc", "result": res})
+        data["extra"]["itc_min"].append({"allocator": a, "arena": 50000 + 16 * k,
+                                         "result": _result(a, "itc", 210 + k, family=fam)})
+    counts = {("-O0", "pool"): (_calls(130, 130, 130.0, 0.0), _calls(104, 104, 104.0, 0.0)),
+              ("-O0", "freertos-heap4"): (_calls(150, 223, 156.5, 4.5), _calls(120, 166, 127.25, 6.0)),
+              ("-O0", "bump"): (_calls(485, 489, 485.5, 1.25), _calls(606, 606, 606.0, 0.0)),
+              ("-O0", "poolset"): (_calls(225, 225, 225.0, 0.0), _calls(164, 164, 164.0, 0.0)),
+              ("-O2", "pool"): (_calls(22, 22, 22.0, 0.0), _calls(29, 29, 29.0, 0.0)),
+              ("-O2", "freertos-heap4"): (_calls(66, 86, 66.5, 1.5), _calls(44, 69, 45.0, 2.0))}
+    data["extra"]["fctma_target"] = {"kind": "heapkit-target", "runs": [
+        {"build": b, "allocator": a, "trace": "itc", "result": {"failures": 0},
+         "stats": {"malloc": m, "free": f}} for (b, a), (m, f) in counts.items()]}
+
+    def heap(a: tuple, f: tuple) -> dict:
+        return {"blocks": 3000, "block": 127, "live_max": 171, "calibration": {"exact": True},
+                "alloc": {"count": 3000, "min": a[0], "p50": a[0], "mean": a[1], "max": a[2], "sd": a[3]},
+                "free": {"count": 3000, "min": f[0], "p50": f[0], "mean": f[1], "max": f[2], "sd": f[3]}}
+    data["extra"]["itc_kernel"] = {"block": 127, "blocks": 3000, "kernel": "FreeRTOS test kernel",
+                                   "board": "test board", "levels": {"-O2": {
+                                       "heap_4": heap((128, 131.375, 136, 3.95), (106, 131.625, 242, 21.5)),
+                                       "pool": {**heap((22, 22.0, 22, 0.0), (29, 29.0, 29, 0.0)),
+                                                "table3": {"blocks": 178, "user": 22606, "control": 272,
+                                                           "peak_used": 24208}},
+                                       "bump": heap((70, 70.0, 70, 0.0), (103, 103.0, 103, 0.0))}}}
+    return data
+
+
+def fctma_claim(data: dict, start: str) -> rep.Claim:
+    return next(c for c in rep.seed_claims(data)["fctma-pools"] if c.claim.startswith(start))
+
+
+def test_fctma_instruction_tables():
+    data = with_fctma(hand_made())
+    sec = sections(rep.build_html(rep.normalize(copy.deepcopy(data)), "t"))["fctma-pools"]
+    assert "Table I: duration of alloc(): Cortex-M3 instructions per call" in sec
+    # heap_4 at -O0: mean 156.5 instructions = 2.17 us at 72 MHz, max 223 = 3.10 us
+    assert "156.5" in sec and "2.17" in sec and "3.10" in sec
+    assert "485.5" in sec and rep.esc("SDMA (SimpleDMA)") in sec
+    assert "131.4" in sec and "FreeRTOS test kernel" in sec           # the kernel run
+    apl = data["extra"]["itc_min"][-2]["result"]["replay"]["at_peak_live"]   # pool's Table III row
+    assert rep.fmt_pct(1 - apl["requested"] / (apl["footprint"] - apl["external"])) in sec
+    assert "Verdicts" in sec
+    assert "22,606 user bytes of 24,480 B" in sec and "7.7 %" in sec   # Table III on the Cortex-M3
+
+
+def test_fctma_verdicts_follow_the_measurements():
+    data = with_fctma(hand_made())
+    assert fctma_claim(data, "FCTMA's alloc() is faster").verdict == rep.HOLDS
+    assert fctma_claim(data, "FCTMA allocates and frees in constant time").verdict == rep.HOLDS
+    assert fctma_claim(data, "heap_4's alloc() standard deviation").verdict == rep.HOLDS
+    assert fctma_claim(data, "FCTMA's free() is nearly 3").verdict == rep.FAILS   # 127.25 / 104
+    assert fctma_claim(data, "SDMA's alloc() is about 78").verdict == rep.FAILS
+    assert fctma_claim(data, "on the kernel, FCTMA").verdict == rep.HOLDS
+    assert fctma_claim(data, "FCTMA is faster than any").verdict == rep.UNTESTABLE
+    assert "156.5" in fctma_claim(data, "FCTMA's alloc() is faster").reason
+    # The data says otherwise: the verdicts flip.
+    runs = data["extra"]["fctma_target"]["runs"]
+    pool = next(r for r in runs if (r["build"], r["allocator"]) == ("-O0", "pool"))
+    pool["stats"]["malloc"].update(max=400, mean=170.0, sd=60.0)
+    pool["stats"]["free"].update(mean=40.0)
+    assert fctma_claim(data, "FCTMA's alloc() is faster").verdict == rep.FAILS
+    assert fctma_claim(data, "FCTMA allocates and frees in constant time").verdict == rep.FAILS
+    assert fctma_claim(data, "heap_4's alloc() standard deviation").verdict == rep.FAILS
+    assert fctma_claim(data, "FCTMA's free() is nearly 3").verdict == rep.HOLDS
+    data["extra"]["itc_kernel"]["levels"]["-O2"]["pool"]["free"]["max"] = 30
+    assert fctma_claim(data, "on the kernel, FCTMA").verdict == rep.FAILS
+    # Table III on the Cortex-M3: 1 - 22606 / 24480 = 7.7 %, within twice the paper's 6.03 %
+    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == rep.HOLDS
+    data["extra"]["itc_kernel"]["levels"]["-O2"]["pool"]["table3"]["peak_used"] = 40000
+    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == rep.FAILS
+
+
+def test_fctma_without_target_says_why():
+    data = with_fctma(hand_made())
+    data["extra"]["fctma_target"] = {"missing": "qemu-system-arm not installed"}
+    data["extra"]["itc_kernel"] = {"missing": "no cross compiler"}
+    sec = sections(rep.build_html(rep.normalize(data), "t"))["fctma-pools"]
+    assert "Cortex-M3 counts: not measured in these results: qemu-system-arm not installed" in sec
+    assert "The kernel run: not measured in these results: no cross compiler" in sec
+    assert not [c for c in rep.claims_fctma(data) if "Table I:" in c.claim]
+
+
 def test_cse3320_counters_and_timing(hand_page):
     data, page = hand_page
     sec = sections(page)["fits-cse3320"]

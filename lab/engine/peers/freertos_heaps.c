@@ -427,7 +427,7 @@ static void frtos_destroy(hk_heap_t *heap) { ((frtos_heap_t *)heap)->live = 0; }
         note_assert(&frtos##n##_heap);                                                                                \
     }                                                                                                                  \
     const lab_alloc_t lab_peer_freertos_heap##n = {"freertos-heap" #n, LAB_FAMILY_PEER, frtos##n##_make,              \
-                                                   frtos_destroy, LAB_IN_ARENA}
+                                                   frtos_destroy, LAB_IN_ARENA, NULL}
 
 #define FRTOS_DECLARE(n, fn) extern __typeof__(fn) lab_freertos_heap##n##_##fn
 

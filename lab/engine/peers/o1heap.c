@@ -265,6 +265,6 @@ static hk_heap_t *o1_make(void *arena, size_t size, hk_status_t *status)
 
 static void o1_destroy(hk_heap_t *heap) { free(heap); }
 
-const lab_alloc_t lab_peer_o1heap = {"o1heap", LAB_FAMILY_PEER, o1_make, o1_destroy, LAB_IN_ARENA};
+const lab_alloc_t lab_peer_o1heap = {"o1heap", LAB_FAMILY_PEER, o1_make, o1_destroy, LAB_IN_ARENA, NULL};
 
 #endif

@@ -335,6 +335,6 @@ static hk_heap_t *conte_make(void *arena, size_t size, hk_status_t *status)
 
 static void conte_destroy(hk_heap_t *heap) { free(heap); }
 
-const lab_alloc_t lab_peer_tlsf_conte = {"tlsf-conte", LAB_FAMILY_PEER, conte_make, conte_destroy, LAB_IN_ARENA};
+const lab_alloc_t lab_peer_tlsf_conte = {"tlsf-conte", LAB_FAMILY_PEER, conte_make, conte_destroy, LAB_IN_ARENA, NULL};
 
 #endif

@@ -309,6 +309,6 @@ static hk_heap_t *umm_make(void *arena, size_t size, hk_status_t *status)
 
 static void umm_destroy(hk_heap_t *heap) { ((umm_heap_t *)heap)->live = 0; }
 
-const lab_alloc_t lab_peer_umm = {"umm", LAB_FAMILY_PEER, umm_make, umm_destroy, LAB_IN_ARENA};
+const lab_alloc_t lab_peer_umm = {"umm", LAB_FAMILY_PEER, umm_make, umm_destroy, LAB_IN_ARENA, NULL};
 
 #endif
