@@ -190,7 +190,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, metavar="N", help="QEMU runs at once (default 2)")
     args = ap.parse_args(argv)
     try:
-        text = README.read_text(encoding="utf-8")
         saved = Path(args.saved) if args.saved else None
         if saved and (saved / "size.json").is_file():
             size_doc = json.loads((saved / "size.json").read_text())
@@ -201,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             docs = json.loads((saved / "target.json").read_text())
         else:
             docs = measure_costs(args.jobs)
+        text = README.read_text(encoding="utf-8")   # read after the long run: edits meanwhile stay
         new = render(text, {"summary": summary_block(docs, size_doc), "levels": levels_block(docs)})
         if args.save:
             out = Path(args.save)
