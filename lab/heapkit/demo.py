@@ -22,7 +22,10 @@ Steps (``collect`` then ``run``):
    Then buddy-kth Figure 2 (:mod:`heapkit.kth_release`: the kth process
    under libheapkit_malloc.so with and without HEAPKIT_RELEASE, 3 runs each,
    1 with ``--quick``), stored as ``extra.kth_release`` or, when it cannot
-   run, as the reason.
+   run, as the reason. Then custom-dmm-network (:mod:`heapkit.dmm_network`):
+   the three network applications' traces explored on a reduced space
+   (``extra.explore``, a heapkit-explore document) with the size histograms,
+   usage shapes and Cortex-M3 costs (``extra.dmm_network``).
 3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
    size searches and replays above, with the misuse matrices and, where QEMU
    is installed, Cortex-M3 instruction counts on the traces of at most
@@ -297,6 +300,17 @@ def _kth_release(quick: bool, progress: bool) -> dict:
         return {"error": str(e)}
 
 
+def _dmm_network(workdir: Path, quick: bool, jobs: int, progress: bool) -> dict:
+    """custom-dmm-network (heapkit/dmm_network.py): the exploration as ``explore`` (a list of
+    one heapkit-explore document) and the rest as ``dmm_network``, or why it is missing."""
+    from . import dmm_network
+    try:
+        got = dmm_network.collect(workdir, quick=quick, jobs=jobs, progress=progress)
+    except HeapkitError as e:
+        return {"dmm_network": {"error": str(e).splitlines()[0]}}
+    return {"explore": [got["explore"]], "dmm_network": got["dmm_network"]}
+
+
 def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,
             progress: bool = True, workdir: str | os.PathLike | None = None) -> dict:
     """Prepare the traces, run everything, return the report's input (``heapkit-demo``)."""
@@ -331,6 +345,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         data = _execute(tasks, made, allocs, info, jobs, progress)
         data["advice"] = _advice(data, made, info, quick, jobs, progress)
         data["extra"]["kth_release"] = _kth_release(quick, progress)
+        data["extra"].update(_dmm_network(tmp / "dmm-network", quick, jobs, progress))
     finally:
         if own_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
