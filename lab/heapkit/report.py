@@ -1803,17 +1803,26 @@ def _dmm_failed(row: dict, names: Sequence[str]) -> bool:
 
 
 def dmm_target_totals(data: dict) -> dict[tuple[str, str], dict[str, float]]:
-    """(app, allocator) -> mean over the traces of its total Cortex-M3 instructions and
-    per-call means, failures summed; allocator "chosen" for dmm-chosen-<app>."""
+    """(app, allocator) -> its Cortex-M3 figures (allocator "chosen" for dmm-chosen-<app>):
+    total instructions and per-call means averaged over the application's traces on which
+    no allocator failed an allocation on the board (a failed call costs what a refusal
+    costs, so such traces do not compare), "traces" how many those are, and the
+    failures summed over every trace."""
     runs = ((data["extra"].get("dmm_network") or {}).get("target") or {}).get("runs") or []
+    failed = {(r["app"], r["trace"]) for r in runs if r["failures"]}
     acc: dict[tuple[str, str], list[dict]] = {}
     for r in runs:
         a = "chosen" if r["allocator"].startswith("dmm-chosen-") else r["allocator"].removeprefix("dmm-")
         acc.setdefault((r["app"], a), []).append(r)
-    return {k: {"total": sum(r["total"] for r in v) / len(v), "traces": len(v),
-                "malloc": sum(r["malloc_mean"] or 0 for r in v) / len(v),
-                "free": sum(r["free_mean"] or 0 for r in v) / len(v),
-                "failures": sum(r["failures"] for r in v)} for k, v in acc.items()}
+    out = {}
+    for k, v in acc.items():
+        clean = [r for r in v if (r["app"], r["trace"]) not in failed]
+        n = len(clean)
+        out[k] = {"total": sum(r["total"] for r in clean) / n if n else None, "traces": n,
+                  "malloc": sum(r["malloc_mean"] or 0 for r in clean) / n if n else None,
+                  "free": sum(r["free_mean"] or 0 for r in clean) / n if n else None,
+                  "failures": sum(r["failures"] for r in v)}
+    return out
 
 
 def dmm_rows(doc: dict) -> list[tuple[str, dict | None]]:
@@ -1834,18 +1843,19 @@ def _dmm_paper_table(doc: dict, m3: dict) -> str:
         if r is None:
             continue
         frag, work = _dmm_mean(r, names, "frag"), _dmm_mean(r, names, "work")
-        t = m3.get((app, key))
+        t = m3.get((app, key)) or {}
+        total = t.get("total")
         fail = " *" if _dmm_failed(r, names) else ""
         rows.append([r["label"], fmt_f(paper.get("frag", {}).get(key), 0) if key in paper.get("frag", {}) else "",
                      (fmt_f(None if frag is None else 100 * frag) + fail),
                      fmt_f(paper.get("time", {}).get(key), 2) if key in paper.get("time", {}) else "",
                      fmt_f(None if work is None else work / 1e3),
-                     fmt_f(None if t is None else t["total"] / 1e3, 0),
-                     fmt_f(None if t is None else t["malloc"], 0), fmt_f(None if t is None else t["free"], 0),
-                     fmt_int(None if t is None else t["failures"])])
+                     fmt_f(None if total is None else total / 1e3, 0),
+                     fmt_f(t.get("malloc"), 0), fmt_f(t.get("free"), 0),
+                     fmt_int(t.get("traces")), fmt_int(t.get("failures"))])
     return table(["DM allocator", "paper frag %", "ours frag %", "paper time s", "ours work k",
-                  "ours Cortex-M3 k instr.", "instr./malloc", "instr./free", "M3 failures"], rows,
-                 focus=[len(rows) - 1])
+                  "ours Cortex-M3 k instr.", "instr./malloc", "instr./free", "M3 traces",
+                  "M3 failures"], rows, focus=[len(rows) - 1])
 
 
 def _dmm_table2(apps: Sequence[dict]) -> str:
@@ -1944,13 +1954,14 @@ def _dmm_inputs_note(dn: dict, apps: Sequence[dict], explore_doc: dict) -> str:
         "other traces. Space explored by the demo: " + esc(", ".join(
             f"{k} {'/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in space.items()))
         + " (" + esc(", ".join(f"{a} {n}" for a, n in per_app.items())) + " configurations), a "
-        "reduction of <code>make explore</code>'s 10,500: worst fit (never on a full "
-        "exploration's front) is left out and split and coalesce take 4 of their 10 levels, "
-        "levels 0 and 9 among them. Cortex-M3 columns: every call of every trace replayed on "
+        "reduction of <code>make explore</code>'s 10,500 that keeps first and best fit and "
+        "levels 0 and 9 for Table 2 (docs/lab.md says why). Cortex-M3 columns: every call of every trace replayed on "
         "the emulated board (heapkit/target.py, " + esc((dn.get("target") or {}).get("opt", "")) +
         "; exact instructions, the chosen configurations compiled in from their headers), mean "
-        "over the traces; the board's arena is 3.5 MiB where hk-explore's is 16 x the trace's "
-        "peak, so failures (*) can differ.")
+        "over the traces on which no allocator failed an allocation on the board (M3 traces; "
+        "M3 failures counts them on every trace): dmm's 4-byte tags cap its heap at about "
+        "256 KiB on a 32-bit target (docs/dmm.md), so the traces whose peak is larger fail "
+        "there, where hk-explore's 64-bit arena is 16 x the trace's peak.")
 
 
 def section_dmm_network(data: dict, figs: Figures) -> str:
@@ -2299,8 +2310,8 @@ def _pct(x: float | None) -> str:
 def _dmm_cost(doc: dict, key: str, m3: dict) -> tuple[float | None, str]:
     """A row's cost: total Cortex-M3 instructions when the target ran, else hk-explore's work."""
     t = m3.get((doc["app"], key))
-    if t is not None:
-        return t["total"], "Cortex-M3 instructions"
+    if t is not None and t["total"] is not None:
+        return t["total"], f"Cortex-M3 instructions (mean of {t['traces']} traces)"
     row = dict(dmm_rows(doc)).get(key)
     return _dmm_mean(row, doc["traces"], "work"), "work units"
 
@@ -2377,6 +2388,14 @@ def _dmm_reduction_claims(apps: Sequence[dict], m3: dict) -> list[Claim]:
     return out
 
 
+def _dmm_variant_text(v: dict) -> str:
+    """One Table 2 variant: its fragmentation and work, or why there are none (a replay
+    stopped by the work cap counts against the claim: its figures are unknown)."""
+    if v.get("frag") is None:
+        return v.get("status", "n/a")
+    return f"{_pct(v['frag'])} at {v['work']:,.0f} work"
+
+
 def _dmm_technique_claims(apps: Sequence[dict]) -> list[Claim]:
     """Table 2's directions, each on every application (switching the technique on)."""
     tests = {
@@ -2398,14 +2417,9 @@ def _dmm_technique_claims(apps: Sequence[dict]) -> list[Claim]:
                 continue
             seen = True
             on, off = t["on"] or {}, t["off"] or {}
-            if on.get("frag") is None or off.get("frag") is None:
-                ok = False
-                bits.append(f"{doc['app']} {t['on_label']} {on.get('status', 'n/a')}, "
-                            f"{t['off_label']} {off.get('status', 'n/a')}")
-                continue
-            ok = ok and bool(test(on, off))
-            bits.append(f"{doc['app']} {_pct(on['frag'])} at {on['work']:,.0f} work on against "
-                        f"{_pct(off['frag'])} at {off['work']:,.0f} off")
+            measured = on.get("frag") is not None and off.get("frag") is not None
+            ok = ok and measured and bool(test(on, off))
+            bits.append(f"{doc['app']} {_dmm_variant_text(on)} on against {_dmm_variant_text(off)} off")
         if seen:
             out.append(judged(claim, ok, "Switching it on from the chosen configuration: "
                               + "; ".join(bits) + "."))
