@@ -34,7 +34,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -1779,7 +1779,6 @@ DMM_PAPER = {
 # on, in internal and external fragmentation and in performance.
 DMM_TABLE2 = {"freelists": ("-", "+", "faster"), "fit": ("-", "none", "slower"),
               "split": ("-", "none", "slower"), "coalesce": ("none", "-", "slower")}
-DMM_SHAPE_ORDER = ("thin-spikes", "fat-spikes", "plateau", "ramp")
 
 
 def dmm_apps(data: dict) -> list[dict]:
@@ -1933,7 +1932,7 @@ def fig_dmm_sizes(sizes: dict[str, dict[str, dict]]) -> str | None:
     return _png(fig)
 
 
-def _dmm_inputs_note(dn: dict, apps: Sequence[dict], explore_doc: dict) -> str:
+def _dmm_inputs_note(dn: dict, explore_doc: dict) -> str:
     parts = []
     for app, ts in (dn.get("traces") or {}).items():
         cap_ = [t for t in ts if t["kind"] == "capture"]
@@ -1977,7 +1976,7 @@ def section_dmm_network(data: dict, figs: Figures) -> str:
     apps = dmm_apps(data)
     out = []
     if dn.get("traces"):
-        out.append(_dmm_inputs_note(dn, apps, docs[-1]))
+        out.append(_dmm_inputs_note(dn, docs[-1]))
     out.append("<h3>Tables 3-5 and Figure 2: every explored configuration per application</h3>")
     out.append(section_explore(data))
     m3 = dmm_target_totals(data)
@@ -2426,7 +2425,7 @@ def _dmm_technique_claims(apps: Sequence[dict]) -> list[Claim]:
     return out
 
 
-def _dmm_shape_claims(apps: Sequence[dict]) -> list[Claim]:
+def _dmm_choice_claims(apps: Sequence[dict]) -> list[Claim]:
     out = []
     recommended, bits = True, []
     for doc in apps:
@@ -2536,7 +2535,7 @@ def claims_dmm_network(data: dict) -> list[Claim]:
     out += _dmm_reduction_claims(apps, m3)
     out += _dmm_net_claim(apps)
     out += _dmm_technique_claims(apps)
-    out += _dmm_shape_claims(apps)
+    out += _dmm_choice_claims(apps)
     out += _dmm_size_claims(dn)
     out += _dmm_usage_claim(dn)
     return out
