@@ -2310,7 +2310,7 @@ def _dmm_cost(doc: dict, key: str, m3: dict) -> tuple[float | None, str]:
     """A row's cost: total Cortex-M3 instructions when the target ran, else hk-explore's work."""
     t = m3.get((doc["app"], key))
     if t is not None and t["total"] is not None:
-        return t["total"], f"Cortex-M3 instructions (mean of {t['traces']} traces)"
+        return t["total"], f"Cortex-M3 instructions (mean of {t['traces']} trace{'s' * (t['traces'] != 1)})"
     row = dict(dmm_rows(doc)).get(key)
     return _dmm_mean(row, doc["traces"], "work"), "work units"
 
