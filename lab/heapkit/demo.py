@@ -29,7 +29,10 @@ Steps (``collect`` then ``run``):
    (``extra.fctma_target``: itc at -O0 and -O2 for pool, heap_4, poolset and,
    on the prefix its arena holds, bump) and the ITC application on the real
    kernel (``extra.itc_kernel``, :mod:`heapkit.itc_kernel`), each where the
-   cross toolchain and QEMU are installed, else the reason.
+   cross toolchain and QEMU are installed, else the reason. Then custom-dmm-network
+   (:mod:`heapkit.dmm_network`): the three network applications' traces explored on
+   a reduced space (``extra.explore``, a heapkit-explore document) with the size
+   histograms, usage shapes and Cortex-M3 costs (``extra.dmm_network``).
 3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
    size searches and replays above, with the misuse matrices and, where QEMU
    is installed, Cortex-M3 instruction counts on the traces of at most
@@ -310,6 +313,17 @@ def _cse3320(quick: bool, jobs: int, progress: bool) -> dict:
     return fits.collect(repeats=1 if quick else 3, jobs=jobs, progress=progress)
 
 
+def _dmm_network(workdir: Path, quick: bool, jobs: int, progress: bool) -> dict:
+    """custom-dmm-network (heapkit/dmm_network.py): the exploration as ``explore`` (a list of
+    one heapkit-explore document) and the rest as ``dmm_network``, or why it is missing."""
+    from . import dmm_network
+    try:
+        got = dmm_network.collect(workdir, quick=quick, jobs=jobs, progress=progress)
+    except HeapkitError as e:
+        return {"dmm_network": {"error": str(e).splitlines()[0]}}
+    return {"explore": [got["explore"]], "dmm_network": got["dmm_network"]}
+
+
 def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,
             progress: bool = True, workdir: str | os.PathLike | None = None) -> dict:
     """Prepare the traces, run everything, return the report's input (``heapkit-demo``)."""
@@ -347,6 +361,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         data["extra"]["cse3320"] = _cse3320(quick, jobs, progress)
         data["extra"]["fctma_target"] = _fctma_target(made, jobs, progress)
         data["extra"]["itc_kernel"] = _itc_kernel(jobs)
+        data["extra"].update(_dmm_network(tmp / "dmm-network", quick, jobs, progress))
     finally:
         if own_tmp:
             shutil.rmtree(tmp, ignore_errors=True)

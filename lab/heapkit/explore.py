@@ -102,8 +102,11 @@ DEFAULT_TARGET = 10_000
 
 # The paper's Table 1 allocators, as dmm presets, in its table order.
 PRESETS = ("wince", "winxp", "lea", "ose", "uclinux")
+# Presets shown beside them but not among the OS allocators the paper averages and
+# compares against: heapkit's preset of the paper's DRR choice (2 lists, 16 and 1476 B).
+EXTRA_PRESETS = ("net",)
 PRESET_LABELS = {"wince": "Windows CE", "winxp": "Windows XP", "lea": "Linux (Lea)",
-                 "ose": "Enea OSE", "uclinux": "uClinux"}
+                 "ose": "Enea OSE", "uclinux": "uClinux", "net": "dmm-net (heapkit)"}
 
 ENV_BINARY = "HEAPKIT_EXPLORE"
 TARGET = "hk-explore"
@@ -816,14 +819,71 @@ def app_document(s: AppSummary, *, header: str | None = None, plot: str | None =
     names = [n for n, _ in s.traces]
     rows = [_row(s, PRESET_LABELS.get(p, p), s.presets[p].text()) | {"preset": p}
             for p in PRESETS if p in s.presets]
+    extra = [_row(s, PRESET_LABELS.get(p, p), s.presets[p].text()) | {"preset": p}
+             for p in EXTRA_PRESETS if p in s.presets]
     avg = _avg_row("Avrg. Alloc.", rows, names)
     chosen = _row(s, "Proposed Alloc.", s.chosen) if s.chosen else None
     verdict = _verdict(s, rows, chosen, names)
     front = [{"config": s.feasible[i], "frag": s.points[i][0], "cost": s.points[i][1]} for i in s.front]
     cloud = [[round(x, 6), y] for x, y in s.points]
     return {"app": s.app, "traces": names, "configs": len(s.configs), "feasible": len(s.feasible),
-            "cost": s.cost, "rows": rows, "average": avg, "chosen": chosen, "front": front,
-            "cloud": cloud, "verdict": verdict, "header": header, "plot": plot, "firmware": firmware}
+            "cost": s.cost, "rows": rows, "extra_rows": extra, "average": avg, "chosen": chosen,
+            "front": front, "cloud": cloud, "verdict": verdict, "techniques": technique_effects(s),
+            "split_minima": split_minima(s), "header": header, "plot": plot, "firmware": firmware}
+
+
+# The paper's Table 2: each technique on and off, the rest of the chosen configuration kept.
+TECHNIQUES = (("freelists", "dedicated lists", "no dedicated lists"), ("fit", "best fit", "first fit"),
+              ("split", "split always (9)", "split never (0)"),
+              ("coalesce", "coalesce always (9)", "coalesce never (0)"))
+
+
+def _mean_of(s: AppSummary, text: str) -> dict:
+    """A configuration's mean fragmentation and work over the traces; None with the status
+    ("not explored", "capped" by the work cap, "refused") where a trace has no full replay of
+    it, and feasible False where any replay had a failed allocation."""
+    rs = [s.results[k].get(text) for _, k in s.traces]
+    if any(r is None or r.status != "ok" for r in rs):
+        status = "not explored" if any(r is None for r in rs) else \
+            next(r.status for r in rs if r.status != "ok")
+        return {"config": text, "status": status, "frag": None, "work": None, "feasible": False}
+    return {"config": text, "status": "ok", "frag": sum(r.frag for r in rs) / len(rs),
+            "work": sum(r.work for r in rs) / len(rs), "feasible": all(r.feasible for r in rs)}
+
+
+def technique_effects(s: AppSummary) -> list[dict]:
+    """Table 2 from the exploration: for each technique of :data:`TECHNIQUES`, the chosen
+    configuration with the technique on and off (everything else as chosen), mean
+    fragmentation and work over the traces. The lists a list-less choice gets switched on
+    are the first explored choice with two lists (the ACK and MTU modes)."""
+    if not s.chosen:
+        return []
+    c = Config.parse(s.chosen)
+    with_lists = c
+    if not c.lists:
+        two = [x for x in map(Config.parse, s.configs) if len(x.lists) == 2]
+        with_lists = dataclasses.replace(c, lists=two[0].lists, class_round=two[0].class_round) \
+            if two else None
+    pairs = {"freelists": (with_lists, dataclasses.replace(c, lists=(), class_round=0)),
+             "fit": (dataclasses.replace(c, fit="best"), dataclasses.replace(c, fit="first")),
+             "split": (dataclasses.replace(c, split=9), dataclasses.replace(c, split=0)),
+             "coalesce": (dataclasses.replace(c, coalesce=9), dataclasses.replace(c, coalesce=0))}
+    out = []
+    for name, on_label, off_label in TECHNIQUES:
+        on, off = pairs[name]
+        out.append({"technique": name, "on_label": on_label, "off_label": off_label,
+                    "on": _mean_of(s, on.text()) if on else None, "off": _mean_of(s, off.text())})
+    return out
+
+
+def split_minima(s: AppSummary) -> dict[str, float]:
+    """The lowest mean fragmentation among the feasible configurations of each split level
+    (the paper's point 3: only full splitting really lowers fragmentation)."""
+    out: dict[str, float] = {}
+    for (frag, _), text in zip(s.points, s.feasible):
+        level = str(Config.parse(text).split)
+        out[level] = min(frag, out.get(level, math.inf))
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
 
 
 def _verdict(s: AppSummary, rows: list[dict], chosen: dict | None, names: Sequence[str]) -> dict:
@@ -927,6 +987,27 @@ def _space_args(args) -> dict[str, Any]:
             "list_sets": args.list_sets, "target": args.target}
 
 
+def evaluate_groups(groups: dict[str, list[tuple[str, str]]], spaces: dict[str, list[Config]],
+                    preset_list: Sequence[Config], store: Store, *, exe: str | os.PathLike,
+                    work_cap: float | None = 10.0, progress: bool = True, **run_kw) -> dict[str, Any]:
+    """Every application's (name, .hkb path) traces on the presets, then on its space.
+
+    The presets run first, uncapped: the tables need them whole, and they set each trace's
+    work cap (*work_cap* x the costliest preset's work there). Returns :func:`run`'s figures
+    for the space."""
+    run_kw.setdefault("jobs", 2)
+    run([Task(app, n, p, preset_list) for app, traces in groups.items() for n, p in traces],
+        store, jobs=run_kw["jobs"], arena=run_kw.get("arena"), exe=exe, progress=False)
+    tasks = []
+    for app, traces in groups.items():
+        for name, path in traces:
+            done = store.results(result_key(path, exe))
+            works = [done[c.text()].work for c in preset_list if c.text() in done]
+            cap = int(work_cap * max(works)) if work_cap and works else None
+            tasks.append(Task(app, name, path, spaces[app], cap))
+    return run(tasks, store, exe=exe, progress=progress, **run_kw)
+
+
 def main(args) -> int:
     """``heapkit explore``: see the subcommand's help in heapkit/cli.py."""
     t_start = time.perf_counter()
@@ -953,7 +1034,7 @@ def main(args) -> int:
     space_kw = _space_args(args)
     store = Store(args.db or outdir / "explore.db")
     spaces, keys = {}, {}
-    preset_list = [preset_cfgs[p] for p in PRESETS if p in preset_cfgs]
+    preset_list = [preset_cfgs[p] for p in PRESETS + EXTRA_PRESETS if p in preset_cfgs]
     for app, traces in groups.items():
         hist: Counter = Counter()
         for _, path in traces:
@@ -963,19 +1044,9 @@ def main(args) -> int:
         print(f"{app}: {len(spaces[app])} configurations x {len(traces)} trace(s) "
               f"({', '.join(n for n, _ in traces)})", file=sys.stderr)
     try:
-        # The presets first, uncapped: the tables need them whole, and they set each trace's
-        # work cap (--work-cap x the costliest preset's work there).
-        run([Task(app, n, p, preset_list) for app, traces in groups.items() for n, p in traces],
-            store, jobs=args.jobs, arena=args.arena, exe=exe, progress=False)
-        tasks = []
-        for app, traces in groups.items():
-            for name, path in traces:
-                done = store.results(keys[path])
-                works = [done[c.text()].work for c in preset_list if c.text() in done]
-                cap = int(args.work_cap * max(works)) if args.work_cap and works else None
-                tasks.append(Task(app, name, path, spaces[app], cap))
-        stats = run(tasks, store, jobs=args.jobs, batch=args.batch, scheduler=args.scheduler,
-                    dask_local=args.dask_local, arena=args.arena, exe=exe)
+        stats = evaluate_groups(groups, spaces, preset_list, store, exe=exe, work_cap=args.work_cap,
+                                jobs=args.jobs, batch=args.batch, scheduler=args.scheduler,
+                                dask_local=args.dask_local, arena=args.arena)
         docs = []
         for app, traces in groups.items():
             s = summarize(app, [(n, keys[p]) for n, p in traces], spaces[app], preset_cfgs, store,

@@ -220,9 +220,10 @@ def peer_sources() -> dict[str, Path]:
     return found
 
 
-def _sources(t: Target, peers: dict[str, Path], arena: int,
-             hardening: int | None) -> list[tuple[str, Path, list[str]]]:
-    """(object name, source, extra flags) for every object of the image."""
+def _sources(t: Target, peers: dict[str, Path], arena: int, hardening: int | None,
+             dmm_header: Path | None = None) -> list[tuple[str, Path, list[str]]]:
+    """(object name, source, extra flags) for every object of the image; *dmm_header* adds
+    its dmm configurations to the driver (lab/target/allocs.c, TGT_DMM_CONFIGS)."""
     inc = ["-I" + str(SOURCE_ROOT / "include"), "-I" + str(SOURCE_ROOT / "src"), "-I" + str(TARGET_DIR),
            "-I" + str(PORT_DIR / "common")]
     hk = [] if hardening is None else [f"-DHK_HARDENING={hardening}"]
@@ -249,8 +250,10 @@ def _sources(t: Target, peers: dict[str, Path], arena: int,
         defines += ["-DTGT_HAVE_TLSF_CONTE", "-I" + str(LV_SHIM.parent), "-I" + str(peers["tlsf_conte"]), *lv]
     trace_inc = ["-I" + str(TRACE_DIR)]
     out.append(("hk_trace", TRACE_DIR / "hk_trace.c", inc + trace_inc + hk))
+    dmm = [f'-DTGT_DMM_CONFIGS="{dmm_header}"'] if dmm_header else []
     for name in ("icount", "allocs", "probe"):
-        out.append((f"tgt_{name}", TARGET_DIR / f"{name}.c", inc + trace_inc + defines + hk))
+        out.append((f"tgt_{name}", TARGET_DIR / f"{name}.c",
+                    inc + trace_inc + defines + hk + (dmm if name == "allocs" else [])))
     out.append(("tgt_measure", TARGET_DIR / t.measure, []))
     out.append(("tgt_counter", TARGET_DIR / t.counter, inc))
     out.append(("port_startup", PORT_DIR / t.board / "startup.c", inc))
@@ -274,11 +277,21 @@ def _fingerprint(t: Target, sources: list[tuple[str, Path, list[str]]], flags: l
 
 
 def opt_dir(opt: str, target: str | Target = CORTEX_M3, arena: int = ARENA_SIZE,
-            hardening: int | None = None) -> Path:
+            hardening: int | None = None, dmm_header: Path | None = None) -> Path:
     t = get_target(target)
     name = opt.lstrip("-") + ("" if hardening is None else f"-h{hardening}") + \
-        ("" if arena == ARENA_SIZE else f"-a{arena}")
+        ("" if arena == ARENA_SIZE else f"-a{arena}") + ("" if dmm_header is None else f"-{dmm_header.stem}")
     return build_dir() / t.name / name
+
+
+def dmm_header_file(text: str) -> Path:
+    """*text* (a TGT_DMM_CONFIGS header) in the build cache, named by its content hash, so
+    each set of configurations has a build directory of its own."""
+    path = build_dir() / "dmm-configs" / f"dmm{hashlib.sha256(text.encode()).hexdigest()[:12]}.h"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return path
 
 
 def check_arena(arena: int, target: str | Target = CORTEX_M3) -> int:
@@ -290,7 +303,7 @@ def check_arena(arena: int, target: str | Target = CORTEX_M3) -> int:
 
 
 def build_objects(opt: str, jobs: int = 2, target: str | Target = CORTEX_M3, arena: int = ARENA_SIZE,
-                  hardening: int | None = None) -> dict[str, Any]:
+                  hardening: int | None = None, dmm_header: Path | None = None) -> dict[str, Any]:
     """Compile every object of *target* at *opt* (cached); returns {"dir", "objects",
     "peers", "flags", "target", "opt", "hardening", "arena", "label"}."""
     t = get_target(target)
@@ -303,9 +316,9 @@ def build_objects(opt: str, jobs: int = 2, target: str | Target = CORTEX_M3, are
         raise TargetError(f"missing tools for the {t.title} target: {', '.join(missing_tools(t))} "
                           f"(install them: apt-get install {t.packages})")
     peers = peer_sources()
-    sources = _sources(t, peers, arena, hardening)
+    sources = _sources(t, peers, arena, hardening, dmm_header)
     flags = [*t.cpu_flags, opt, *COMMON_FLAGS, f"-DTGT_ARENA_SIZE={arena}"]
-    d = opt_dir(opt, t, arena, hardening)
+    d = opt_dir(opt, t, arena, hardening, dmm_header)
     obj = d / "obj"
     stamp = d / "objects.stamp"
     fp = _fingerprint(t, sources, flags)
@@ -536,7 +549,8 @@ def _chunks(names: Sequence[str], n: int = MAX_ALLOCS_PER_RUN) -> list[list[str]
 def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
           opts: Sequence[str] = DEFAULT_OPTS, jobs: int = 2, progress: bool = False,
           target: str | Target = CORTEX_M3, arena: int = ARENA_SIZE,
-          hardening: Sequence[int] | None = None, uniform: bool = False) -> dict[str, Any]:
+          hardening: Sequence[int] | None = None, uniform: bool = False,
+          dmm_header: str | None = None) -> dict[str, Any]:
     """Replay every trace in every build against *allocs* (default: every allocator the
     driver runs by default, plus every ``<catalog>-uniform`` twin with *uniform*) on *target*.
 
@@ -549,6 +563,9 @@ def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
     trace meant for some allocators only (the directed worst-case traces); those
     runs carry ``"directed": true``.
 
+    *dmm_header* (text) is a TGT_DMM_CONFIGS header (lab/target/allocs.c) whose dmm
+    configurations join the allocators, under the names its TGT_DMM_ENTRIES give.
+
     Returns the ``heapkit-target`` document of docs/results-format.md (without
     ``host``; docs/benchmarks.md lists the keys added since): each run's ``result``
     is the driver's JSON line and ``stats`` the same statistics recomputed from the
@@ -559,7 +576,8 @@ def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
         raise TargetError("no traces to run on the target")
     levels: list[int | None] = list(hardening) if hardening else [None]
     builds = [(opt, h) for opt in opts for h in levels]
-    infos = {build_label(o, h): build_objects(o, jobs, t, arena, h) for o, h in builds}
+    header = dmm_header_file(dmm_header) if dmm_header else None
+    infos = {build_label(o, h): build_objects(o, jobs, t, arena, h, header) for o, h in builds}
     labels = list(infos)
     first_level = {opt: build_label(opt, levels[0]) for opt in opts}
     table = {lab: allocators(info) for lab, info in infos.items()}

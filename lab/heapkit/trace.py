@@ -318,6 +318,16 @@ def _kills(rec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pos, killed
 
 
+def _freed_bytes(rec: np.ndarray, req: np.ndarray, is_alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions of the kills, requested bytes each event frees): ids are allocated once."""
+    by_id = np.zeros(int(np.count_nonzero(is_alloc)), dtype=np.uint64)
+    by_id[rec["id"][is_alloc]] = req[is_alloc]
+    kpos, killed = _kills(rec)
+    freed = np.zeros(len(rec), dtype=np.uint64)
+    freed[kpos] = by_id[killed]        # one kill per event: no repeated positions
+    return kpos, freed
+
+
 def _not_live(op: int, ident: int) -> str:
     return f"{'free' if op == OP_FREE else 'realloc'} of id {ident} which is not live"
 
@@ -419,11 +429,7 @@ def trace_stats(rec: np.ndarray) -> TraceStats:
     req = _request_bytes(rec)
     is_alloc = np.isin(op, ALLOC_OPS)
     n_ids = int(np.count_nonzero(is_alloc))
-    by_id = np.zeros(n_ids, dtype=np.uint64)
-    by_id[rec["id"][is_alloc]] = req[is_alloc]
-    kpos, killed = _kills(rec)
-    freed = np.zeros(n, dtype=np.uint64)
-    freed[kpos] = by_id[killed]        # one kill per event: no repeated positions
+    kpos, freed = _freed_bytes(rec, req, is_alloc)
     dblocks = is_alloc.astype(np.int64)
     dblocks[kpos] -= 1
     live_hi, live_lo = _wide_running_sum(req, freed)
@@ -443,6 +449,14 @@ def trace_stats(rec: np.ndarray) -> TraceStats:
         threads=len(tids),
         tids=tids,
     )
+
+
+def live_bytes(rec: np.ndarray) -> np.ndarray:
+    """Live requested bytes after each event, as float64 (exact up to 2**53 bytes)."""
+    req = _request_bytes(rec)
+    _, freed = _freed_bytes(rec, req, np.isin(rec["op"], ALLOC_OPS))
+    hi, lo = _wide_running_sum(req, freed)
+    return hi.astype(np.float64) * 2.0 ** 32 + lo.astype(np.float64)
 
 
 def live_counts(rec: np.ndarray) -> np.ndarray:

@@ -53,6 +53,9 @@
  *                      lv_tlsf_create() + lv_tlsf_add_pool(tgt_arena)
  *                      (TGT_HAVE_TLSF_CONTE; asserts off, LV_MEM_SIZE the
  *                      arena size); 4-byte alignment on 32-bit targets;
+ *   dmm-chosen-<app>   a dmm configuration of heapkit explore's (TGT_DMM_CONFIGS:
+ *                      a header the lab writes, its TGT_DMM_ENTRIES naming them),
+ *                      called as the catalog entries are; optional, runs when named;
  *   newlib, picolibc   malloc, free, realloc, calloc, memalign of the
  *                      toolchain's C library (Cortex-M3: newlib, RV32:
  *                      picolibc; libc.a, prebuilt by Debian, not rebuilt
@@ -76,11 +79,9 @@
 
 extern char __heap_start[], __heap_end[]; /* the port's sbrk heap */
 
-static int setup_heapkit(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+/* A heapkit heap, called the way its own code calls it: through its ops table. */
+static int use_heap(tgt_heap_t *h, hk_heap_t *heap)
 {
-    const hk_catalog_entry_t *e = arg;
-    hk_status_t st;
-    hk_heap_t *heap = e->make(arena, size, &st);
     if (heap == NULL) {
         return -1;
     }
@@ -94,6 +95,26 @@ static int setup_heapkit(tgt_heap_t *h, uint8_t *arena, size_t size, const void 
     h->max_align = HK_ALIGN;
     return 0;
 }
+
+static int setup_heapkit(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+{
+    const hk_catalog_entry_t *e = arg;
+    hk_status_t st;
+    return use_heap(h, e->make(arena, size, &st));
+}
+
+#ifdef TGT_DMM_CONFIGS
+#include "heapkit/dmm.h"
+
+static int setup_dmm_config(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+{
+    hk_status_t st;
+    hk_dmm_t *d = hk_dmm_init(arena, size, arg, &st);
+    return use_heap(h, d != NULL ? hk_dmm_heap(d) : NULL);
+}
+
+#include TGT_DMM_CONFIGS
+#endif
 
 /* The same heap, every call through the uniform layer (lock hooks unset). */
 static int setup_heapkit_uniform(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
@@ -386,6 +407,9 @@ static const tgt_alloc_t peers[] = {
 #endif
 #ifdef TGT_HAVE_TLSF_CONTE
     {"tlsf-conte", "peer", setup_tlsf_conte, NULL, 0},
+#endif
+#ifdef TGT_DMM_CONFIGS
+    TGT_DMM_ENTRIES,
 #endif
     {TGT_LIBC_NAME, "peer", setup_newlib, NULL, 0},
     {"selftest-overlap", "selftest", setup_overlap, NULL, 1},

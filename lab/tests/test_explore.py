@@ -4,6 +4,7 @@ store and resume, the Pareto front and the balanced choice, the generated header
 through C, Cortex-M3 firmware build), Dask against the local pool, and the CLI's errors."""
 
 import random
+import re
 import shutil
 import sqlite3
 import struct
@@ -337,7 +338,9 @@ def test_explore_command_end_to_end_and_rerun(trace, tmp_path, capsys, monkeypat
     assert (out_dir / "firmware-custom" / "firmware.elf").is_file()
     header = (out_dir / "chosen-custom.h").read_text()
     assert "static const hk_dmm_config_t hk_explored_config" in header
-    assert "evaluated 24 " in out                    # 2 fits x 1 order x 2 x 2 levels x 3 lists
+    # 2 fits x 1 order x 2 x 2 levels x 3 lists; dmm-net's configuration is among them, and
+    # the presets run first
+    assert re.search(r"evaluated 23 .* 1 were in the database", out)
     code, out, err = run_cli(capsys, *argv)
     assert code == 0 and "evaluated 0 " in out and "24 were in the database" in out
     # The tables and the plot join the lab report.
@@ -390,3 +393,73 @@ def test_explore_bad_trace_file_is_one_line_error(capsys, tmp_path):
     bad.write_bytes(b"HKTRACE\0" + b"\1" * 40)
     code, _, err = run_cli(capsys, "explore", "--trace", str(bad), "-o", str(tmp_path / "o"))
     assert code == 2 and len(err.strip().splitlines()) == 1 and "bad.hkb" in err
+
+
+# -- custom-dmm-network in the demo: Table 2, the split minima, Figures 3 and 4 -----------------
+
+def _summary(variants: dict, chosen: explore.Config, capped=()) -> explore.AppSummary:
+    """An AppSummary by hand: every config of *variants* (config -> (frag, work)) on two
+    traces with the same figures, those in *capped* stopped by the work cap."""
+    results = {}
+    for key in ("t1", "t2"):
+        results[key] = {c.text(): explore.Result(c.text(), "capped" if c in capped else "ok", 0, f, w,
+                                                  1000, 900, 1) for c, (f, w) in variants.items()}
+    feasible = [c.text() for c in variants if c not in capped]
+    points = [variants[explore.Config.parse(t)] for t in feasible]
+    return explore.AppSummary("app", [("t1", "t1"), ("t2", "t2")], [c.text() for c in variants], results,
+                              {}, points, feasible, explore.pareto_front(points), chosen.text())
+
+
+def test_table2_switches_one_technique_from_the_choice():
+    import dataclasses as dc
+    base = explore.Config("first", "lifo", 9, 9, 0, 0, 0, ((16, 16), (1476, 1476)))
+    variants = {base: (0.05, 100), dc.replace(base, lists=()): (0.07, 150),
+                dc.replace(base, fit="best"): (0.04, 200), dc.replace(base, split=0): (0.30, 80),
+                dc.replace(base, coalesce=0): (0.20, 90), dc.replace(base, split=3): (0.10, 90)}
+    s = _summary(variants, base, capped={dc.replace(base, coalesce=0)})
+    t = {x["technique"]: x for x in explore.technique_effects(s)}
+    assert list(t) == ["freelists", "fit", "split", "coalesce"]
+    assert (t["freelists"]["on"]["frag"], t["freelists"]["off"]["work"]) == (0.05, 150)
+    assert (t["fit"]["on"]["frag"], t["fit"]["on"]["work"], t["fit"]["off"]["work"]) == (0.04, 200, 100)
+    assert (t["split"]["on"]["frag"], t["split"]["off"]["frag"]) == (0.05, 0.30)
+    assert t["coalesce"]["off"]["status"] == "capped" and t["coalesce"]["off"]["frag"] is None
+    assert explore.split_minima(s) == {"0": 0.30, "3": 0.10, "9": 0.04}
+    # a choice without lists switches on the first explored two-list choice
+    bare = dc.replace(base, lists=())
+    s = _summary(variants, bare)
+    on = explore.technique_effects(s)[0]["on"]
+    assert explore.Config.parse(on["config"]).lists == base.lists and on["frag"] == 0.05
+    # a variant outside the space is reported as such
+    s = _summary({bare: (0.07, 150)}, bare)
+    assert explore.technique_effects(s)[1]["on"]["status"] == "not explored"
+
+
+def test_size_profile_measures_the_two_modes():
+    from heapkit import dmm_network
+    p = dmm_network.size_profile(Counter({16: 30, 1476: 20, 100: 25, 200: 25}))
+    assert p["requests"] == 100 and p["distinct"] == 4 and p["rest_distinct"] == 2
+    assert p["top2"] == [[16, 30], [100, 25]] and p["top2_share"] == 0.55
+    assert p["hist"] == [[16, 30], [100, 25], [200, 25], [1476, 20]]
+
+
+def test_usage_forms_read_from_hand_made_curves():
+    import numpy as np
+    from heapkit import dmm_network
+    n = 20000
+    x = np.arange(n, dtype=float)
+    ramp = x.copy()
+    thin = np.full(n, 10.0)
+    for k in range(1000, n, 4000):
+        thin[k:k + 50] = 1000.0
+    fat = np.zeros(n)
+    for k in range(0, n, 5000):
+        fat[k + 1000:k + 2000] = 1000.0 - np.abs(np.arange(1000) - 500.0)
+    plateau = np.where((x % 10000) < 7000, 500.0, 20.0)
+    forms = {name: dmm_network.usage_form(curve)["form"]
+             for name, curve in (("ramp", ramp), ("thin-spikes", thin), ("fat-spikes", fat),
+                                 ("plateau", plateau))}
+    assert forms == {"ramp": "ramp", "thin-spikes": "thin-spikes", "fat-spikes": "fat-spikes",
+                     "plateau": "plateau"}
+    assert dmm_network.usage_form(np.zeros(10))["form"] == "none"
+    series = dmm_network.usage_series(thin, points=100)
+    assert len(series) == 100 and max(v for _, v in series) == 1000.0    # spikes survive the windows

@@ -16,9 +16,8 @@ MODULES = {p.stem for p in PKG.glob("*.py")} - {"__init__"}
 
 # What report.py may import: modules that produce no results.
 RENDERING_DEPS = {"errors", "boards", "progress"}
-PRODUCERS = {"engine", "demo", "explore", "kth_release", "fits", "itc_kernel", "target", "netapps",
-             "capture",
-             "importers", "workloads", "inputs", "native", "trace"}
+PRODUCERS = {"engine", "demo", "explore", "dmm_network", "fits", "itc_kernel", "kth_release", "target",
+             "netapps", "capture", "importers", "workloads", "inputs", "native", "trace"}
 
 
 def _named(node: ast.Call) -> str | None:

@@ -394,3 +394,21 @@ def test_hotpath_table(monkeypatch, tmp_path, capsys):
                 f"{m3['free']['p50']} / {m3['free']['max']} | - / - | 0 | "
                 f"{rv['malloc']['p50']} / {rv['malloc']['max']} |") in text
     assert "p50 per workload (itc / net / random)" in text
+
+
+def test_a_dmm_configuration_compiled_in_counts_as_its_preset():
+    """heapkit/dmm_network.py's header: the dmm-net preset's own configuration, compiled in
+    as dmm-chosen-x, takes exactly the catalog's dmm-net instructions on every call."""
+    from heapkit import dmm_network, explore
+    net = explore.presets()["net"].text()
+    trace = generate("itc", 1, duration=100)
+    doc = target.bench([("itc", trace, ["dmm-net", "dmm-chosen-x"])], opts=("-O2",),
+                       dmm_header=dmm_network._dmm_header({"x": net}))
+    runs = {r["allocator"]: r for r in doc["runs"]}
+    assert set(runs) == {"dmm-net", "dmm-chosen-x"}
+    for k in ("malloc", "free"):
+        assert runs["dmm-chosen-x"]["stats"][k] == runs["dmm-net"]["stats"][k]
+        assert runs["dmm-net"]["stats"][k]["count"] > 0
+    # without the header the configuration is not there
+    with pytest.raises(target.HeapkitError, match="dmm-chosen-x"):
+        target.bench([("itc", trace)], allocs=["dmm-chosen-x"], opts=("-O2",))
