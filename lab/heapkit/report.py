@@ -190,8 +190,8 @@ def _unpack(s: str, shape: tuple[int, int]) -> np.ndarray:
 
 
 def heapmap_top(result: dict) -> int:
-    """Address range a heap map shows: up to the peak footprint (else the arena)."""
-    return int(get(result, "replay.memory.peak_footprint") or get(result, "arena.size") or 1)
+    """Address range a heap map shows: up to the highest block end reached (else the arena)."""
+    return int(get(result, "replay.memory.peak_end") or get(result, "arena.size") or 1)
 
 
 def pack_heapmap(result: dict, bins: int = HEAPMAP_BINS) -> dict | None:
