@@ -1688,7 +1688,8 @@ def section_kth(data: dict, st: Styles, figs: Figures) -> str:
     parts.append("<h3>Figure 4: malloc cost per size level, against the system malloc</h3>")
     levels = extra.get("kth_levels", [])
     parts += section_kth_levels_target(data, st, figs)
-    parts.append(figs.img(fig_kth_levels, (levels, focus, st), "kth cost per level"))
+    if not target_part(data, "kth_levels"):
+        parts.append(figs.img(fig_kth_levels, (levels, focus, st), "kth cost per level"))
     if levels and not target_part(data, "kth_levels"):
         rows = []
         lv = sorted({e["level"] for e in levels})
@@ -1785,9 +1786,8 @@ def section_kth_levels_target(data: dict, st: Styles, figs: Figures) -> list[str
         f"Median (mean) instructions per malloc on {esc(bt['title'])} ({esc(bt['machine'])}, "
         f"{esc(bt['opt'])}), every call counted: one trace per size level, the kth process "
         f"with all {part['allocs']:,} requests from that level and a {part['slots']}-slot buffer "
-        f"(the host's per-level traces below use 4096 slots; level 7's arena at 4096 slots, "
-        f"64 MiB, does not fit the board), arena {fmt_bytes(part['arena'])} B for every "
-        f"allocator. {esc(bt['libc'])} is the C library's malloc, the target's system "
+        f"(fewer than the host's 4096: the arena must hold 4 x slots x 4 KiB at level 7), arena "
+        f"{fmt_bytes(part['arena'])} B for every allocator. {esc(bt['libc'])} is the C library's malloc, the target's system "
         "malloc (the paper's was glibc's). The return-to-OS variant cannot run here: the emulated board has no OS to return memory to; its "
         "per-level cost on the host is in the last table of this figure."))
     return out
