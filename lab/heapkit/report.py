@@ -1440,6 +1440,18 @@ def section_buddy_costs(data: dict) -> list[str]:
             "states, and the paper's timer reads and FreeRTOS critical sections are not "
             "counted. The host columns are the engine's nanoseconds for the same calls "
             "(secondary: " + esc(NOISE_NOTE) + ")"))
+    cb = target_stats(data, "paper", "buddy-paper", "buddy")
+    c5 = target_stats(data, "paper", "buddy-paper", "freertos-heap5")
+    if cb and c5:
+        ib, i5 = insns_per_call(cb), insns_per_call(c5)
+        faster, slower, ratio = (("heap_5", "buddy", ib / i5) if i5 < ib else
+                                 ("buddy", "heap_5", i5 / ib))
+        parts.append(f"<p><b>Which is faster, buddy or heap_5?</b> Host nanoseconds could not "
+                     "say: at the timer's resolution this report's host columns and <code>make "
+                     "freertos-bench</code> (the real kernel, another workload) have disagreed. "
+                     f"The counts settle it for buddy-paper: over its {sum(v['count'] for v in cb.values()):,} "
+                     f"calls buddy takes {ib:.1f} instructions per call and heap_5 {i5:.1f}, so "
+                     f"{faster} is faster, {ratio:.2f} times fewer instructions than {slower}.</p>")
     d = delay2_rows(data)
     if d:
         parts.append("<h3>DELAY-2 (future work 2): lazy coalescing against plain buddy, "

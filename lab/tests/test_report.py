@@ -821,6 +821,8 @@ def test_buddy_tables_5_6_in_instructions_with_host_ns_beside():
     assert "192 MHz" in sec and "one instruction as one cycle" in sec
     # the host-only tables give way to the counts
     assert "host nanoseconds (all malloc calls" not in sec
+    # the conflict, settled: buddy (141 + 160) / 2 = 150.5 per call, heap_5 (101 + 75) / 2 = 88
+    assert "buddy takes 150.5 instructions per call and heap_5 88.0, so heap_5 is faster, 1.71 times" in sec
 
 
 def test_buddy_sections_say_how_to_get_the_counts():
