@@ -101,7 +101,6 @@ BUDDY_TARGET = "rv32"
 BUDDY_TARGET_OPT = "-O2"
 TARGET_KTH_SLOTS = 512
 QUICK_TARGET_KTH_SLOTS = 128
-DELAY2_WORKLOADS = ("buddy-paper", "kth", "itc", "cse3320")
 
 WORKLOAD_PAPERS = {
     "itc": "fctma-pools' inter-task communication benchmark.",
@@ -330,7 +329,8 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
     - ``paper``: buddy-freertos Tables 5-6, the paper's 20 timed allocations and their
       frees (the first records of buddy-paper) and the whole buddy-paper trace, for
       :data:`heapkit.report.BUDDY_FOCUS` at buddy-paper's default arena;
-    - ``delay2``: buddy and buddy-lazy on every seed workload (:data:`DELAY2_WORKLOADS`);
+    - ``delay2``: buddy and buddy-lazy on every seed workload
+      (:data:`heapkit.report.SEED_WORKLOADS`);
     - ``kth_levels``: buddy-kth Figure 4, one trace per size level with
       :data:`TARGET_KTH_SLOTS` slots, for the buddy-kth focus allocators and the C
       library's malloc (picolibc), the target's system malloc.
@@ -344,7 +344,7 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
     if tgt.missing_tools(t):
         return {"error": f"missing {', '.join(tgt.missing_tools(t))}: install them "
                          f"(apt-get install {t.packages}; make test does)"}
-    traces = {n: read_trace(made[n]["path"]) for n in DELAY2_WORKLOADS + ("buddy-paper-20",)
+    traces = {n: read_trace(made[n]["path"]) for n in rep.SEED_WORKLOADS + ("buddy-paper-20",)
               if "path" in made.get(n, {})}
     if "buddy-paper" not in traces or "buddy-paper-20" not in traces:
         return {"error": "the buddy-paper trace could not be prepared"}
@@ -376,7 +376,7 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
                "libc": t.libc, "paper_calls": BUDDY_PAPER_CALLS}
         out["paper"] = bench([(n, traces[n]) for n in ("buddy-paper-20", "buddy-paper")],
                              list(rep.BUDDY_FOCUS), paper_arena)
-        out["delay2"] = bench([(n, traces[n]) for n in DELAY2_WORKLOADS if n in traces],
+        out["delay2"] = bench([(n, traces[n]) for n in rep.SEED_WORKLOADS if n in traces],
                               ["buddy", "buddy-lazy"], big_arena)
         out["kth_levels"] = bench(levels, kth_allocs, big_arena)
         out["kth_levels"].update(slots=slots, allocs=level_allocs, bounds=kth_level_bounds())
@@ -543,17 +543,16 @@ def _tasks(made: dict, allocs: list[str], quick: bool) -> list[tuple]:
     probe = made.get("probe", {})
     bp = made.get("buddy-paper", {})
     calls = made.get("buddy-paper-20", {})
+    if "path" in bp:
+        from .trace import read_trace
+        bp_arena = default_arena(read_trace(bp["path"]).stats().peak_live_bytes)
     if "path" in calls and "path" in bp:
-        from .trace import read_trace
-        arena = default_arena(read_trace(bp["path"]).stats().peak_live_bytes)
         for a in [x for x in rep.BUDDY_FOCUS if x in allocs]:
-            add(1, "buddy_paper_calls", (None, a), _replay_task, calls["path"], a, arena=arena)
+            add(1, "buddy_paper_calls", (None, a), _replay_task, calls["path"], a, arena=bp_arena)
     if "path" in probe and "path" in bp:
-        from .trace import read_trace
-        arena = default_arena(read_trace(bp["path"]).stats().peak_live_bytes)
         for a in allocs:
             add(1, "merge_reference", (None, a), _replay_task, probe["path"], a, heapmap=1,
-                arena=arena)
+                arena=bp_arena)
     tasks.sort(key=lambda t: -t[0])
     return tasks
 

@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from . import progress as _progress
-from .boards import ARENA_SIZE, CORTEX_M3, get_target
+from .boards import ARENA_SIZE, CORTEX_M3, RV32, get_target
 from .errors import HeapkitError
 
 # Section ids and headings, in page order (tests look for these headings).
@@ -1311,9 +1311,9 @@ PAPER_TIMES = {                   # Tables 5-6: (min, max, average) microseconds
 WASTE_CLAIM = (0.25, 0.40)        # Table 1: binary buddy wastes 25-40 %
 DELAY2_CLAIM = 0.33               # Barkley & Lee: DELAY-2 up to 33 % faster than plain buddy
 SEED_WORKLOADS = ("buddy-paper", "kth", "itc", "cse3320")
-NO_TARGET = ("instruction counts need the RV32 cross toolchain and QEMU (apt-get install "
-             "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc; "
-             "<code>make test</code> installs them), then <code>heapkit demo</code>")
+NO_TARGET = (f"instruction counts need the RV32 cross toolchain and QEMU (apt-get install "
+             f"{RV32.packages}; <code>make test</code> installs them), then "
+             "<code>heapkit demo</code>")
 
 
 def target_part(data: dict, part: str) -> dict | None:
