@@ -706,8 +706,8 @@ def fig_heapmaps(trace: str, runs: dict[str, dict], allocs: Sequence[str]) -> st
         ax.grid(False)
     for ax in list(axes.flat)[len(pics):]:
         ax.axis("off")
-    fig.text(0.5, 0.01, "x: record (time), y: arena offset from 0 up to the peak footprint; "
-             "blue: used blocks, pale yellow: free blocks, grey: control data and bytes the "
+    fig.text(0.5, 0.01, "x: record (time), y: arena offset from 0 up to the highest block end "
+             "reached; blue: used blocks, pale yellow: free blocks, grey: control data and bytes the "
              "heap walk does not report", ha="center", fontsize=8)
     fig.suptitle(f"{trace}: heap map (address x time, {span})", fontsize=9)
     height = 1.55 * nrow + 0.5
@@ -1449,8 +1449,8 @@ def section_buddy_costs(data: dict) -> list[str]:
         parts.append(f"<p><b>Which is faster, buddy or heap_5?</b> Host nanoseconds could not "
                      "say: at the timer's resolution this report's host columns and <code>make "
                      "freertos-bench</code> (the real kernel, another workload) have disagreed. "
-                     f"The counts settle it for buddy-paper: over its {sum(v['count'] for v in cb.values()):,} "
-                     f"calls buddy takes {ib:.1f} instructions per call and heap_5 {i5:.1f}, so "
+                     "The counts settle it for buddy-paper: over its "
+                     f"{sum(v['count'] for v in cb.values()):,} calls buddy takes {ib:.1f} instructions per call and heap_5 {i5:.1f}, so "
                      f"{faster} is faster, {ratio:.2f} times fewer instructions than {slower}.</p>")
     d = delay2_rows(data)
     if d:
@@ -1799,9 +1799,10 @@ def section_kth_levels_target(data: dict, st: Styles, figs: Figures) -> list[str
         f"{esc(bt['opt'])}), every call counted: one trace per size level, the kth process "
         f"with all {part['allocs']:,} requests from that level and a {part['slots']}-slot buffer "
         f"(fewer than the host's 4096: the arena must hold 4 x slots x 4 KiB at level 7), arena "
-        f"{fmt_bytes(part['arena'])} B for every allocator. {esc(bt['libc'])} is the C library's malloc, the target's system "
-        "malloc (the paper's was glibc's). The return-to-OS variant cannot run here: the emulated board has no OS to return memory to; its "
-        "per-level cost on the host is in the last table of this figure."))
+        f"{fmt_bytes(part['arena'])} B for every allocator. {esc(bt['libc'])} is the C "
+        "library's malloc, the target's system malloc (the paper's was glibc's). The "
+        "return-to-OS variant cannot run here: the emulated board has no OS to return memory "
+        "to; its per-level cost on the host is in the last table of this figure."))
     return out
 
 
