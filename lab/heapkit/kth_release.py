@@ -126,10 +126,9 @@ def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096,
         }
         if name in LEVEL_CONFIGS:
             entry["levels"] = [
-                {"level": k,
-                 "malloc_p50": statistics.median(x["timing"]["malloc"]["p50"] for x in level_runs[name, k]),
-                 "malloc_mean": statistics.median(x["timing"]["malloc"]["mean"]
-                                                  for x in level_runs[name, k])}
+                {"level": k, **{f"malloc_{q}": statistics.median(x["timing"]["malloc"][q]
+                                                                 for x in level_runs[name, k])
+                                for q in ("p50", "mean")}}
                 for k in range(LEVELS)]
         if "heapkit" in first:
             entry.update(region_maps=first["heapkit"]["region_maps"],
