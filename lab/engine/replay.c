@@ -42,6 +42,12 @@ typedef struct fp_entry {
     uint64_t id;
 } fp_entry_t;
 
+typedef struct fp_heap {
+    fp_entry_t *a;
+    size_t n;
+    size_t cap;
+} fp_heap_t;
+
 typedef struct engine {
     const lab_trace_t *t;
     const lab_options_t *o;
@@ -52,9 +58,17 @@ typedef struct engine {
     int in_arena;
     slot_t *slot;
     uint8_t *state;
-    fp_entry_t *fp;
-    size_t fp_n;
-    size_t fp_cap;
+    /*
+     * The footprint (docs/metrics.md): the blocks the walk reports on the fresh
+     * heap are its pieces; each keeps the ends of the live blocks in it and
+     * counts up to the highest of them.
+     */
+    size_t pieces;
+    uint64_t *piece_start;  /* ascending arena offsets */
+    fp_heap_t *piece_ends;  /* live block ends, a max-heap each */
+    uint64_t *piece_live;   /* live blocks in each */
+    uint64_t occupied;      /* sum over the pieces of (highest live end - piece start) */
+    uint64_t control;       /* control data before the first piece */
     int oom;
 } engine_t;
 
@@ -140,8 +154,14 @@ static int all_zero(const unsigned char *p, uint64_t n)
     return acc == 0;
 }
 
-/* ---- footprint max-heap ------------------------------------------------ */
+/* ---- footprint --------------------------------------------------------- */
 
+/*
+ * Each piece keeps its live blocks' ends in a max-heap with lazy deletion: an
+ * alloc pushes its end, a free only pops when it removed the top block (so the
+ * top is always a live block), and a heap is rebuilt from its live blocks when
+ * stale entries outnumber them.
+ */
 static void fp_sift_down(fp_entry_t *a, size_t n, size_t i)
 {
     fp_entry_t x = a[i];
@@ -163,56 +183,89 @@ static void fp_sift_down(fp_entry_t *a, size_t n, size_t i)
 }
 
 /* Drop the entries of dead blocks and restore the heap order: O(entries). */
-static void fp_rebuild(engine_t *e)
+static void fp_rebuild(const engine_t *e, fp_heap_t *h)
 {
     size_t i;
     size_t n = 0;
-    for (i = 0; i < e->fp_n; i++) {
-        if (e->state[e->fp[i].id] == S_LIVE) {
-            e->fp[n++] = e->fp[i];
+    for (i = 0; i < h->n; i++) {
+        if (e->state[h->a[i].id] == S_LIVE) {
+            h->a[n++] = h->a[i];
         }
     }
-    e->fp_n = n;
+    h->n = n;
     for (i = n / 2; i-- > 0;) {
-        fp_sift_down(e->fp, n, i);
+        fp_sift_down(h->a, n, i);
     }
 }
 
-static void fp_push(engine_t *e, uint64_t end, uint64_t id)
+static void fp_push(engine_t *e, fp_heap_t *h, uint64_t live, uint64_t end, uint64_t id)
 {
     size_t i;
-    if (e->fp_n == e->fp_cap) {
-        if (e->fp_n > 2 * e->r->live_blocks + 1024) {
-            fp_rebuild(e);
+    if (h->n == h->cap) {
+        if (h->n > 2 * live + 64) {
+            fp_rebuild(e, h);
         }
-        if (e->fp_n == e->fp_cap) {
-            size_t cap = e->fp_cap != 0 ? 2 * e->fp_cap : 4096;
-            fp_entry_t *a = realloc(e->fp, cap * sizeof(*a));
+        if (h->n == h->cap) {
+            size_t cap = h->cap != 0 ? 2 * h->cap : 8;
+            fp_entry_t *a = realloc(h->a, cap * sizeof(*a));
             if (a == NULL) {
                 e->oom = 1;
                 return;
             }
-            e->fp = a;
-            e->fp_cap = cap;
+            h->a = a;
+            h->cap = cap;
         }
     }
-    i = e->fp_n++;
-    while (i > 0 && e->fp[(i - 1) / 2].end < end) {
-        e->fp[i] = e->fp[(i - 1) / 2];
+    i = h->n++;
+    while (i > 0 && h->a[(i - 1) / 2].end < end) {
+        h->a[i] = h->a[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    e->fp[i].end = end;
-    e->fp[i].id = id;
+    h->a[i].end = end;
+    h->a[i].id = id;
 }
 
 /* The top block was freed: pop dead entries until a live block is on top. */
-static uint64_t fp_settle(engine_t *e)
+static uint64_t fp_settle(const engine_t *e, fp_heap_t *h)
 {
-    while (e->fp_n > 0 && e->state[e->fp[0].id] != S_LIVE) {
-        e->fp[0] = e->fp[--e->fp_n];
-        fp_sift_down(e->fp, e->fp_n, 0);
+    while (h->n > 0 && e->state[h->a[0].id] != S_LIVE) {
+        h->a[0] = h->a[--h->n];
+        fp_sift_down(h->a, h->n, 0);
     }
-    return e->fp_n > 0 ? e->fp[0].end : 0;
+    return h->n > 0 ? h->a[0].end : 0;
+}
+
+/* The piece holding arena offset off: the last one starting at or below it (0 below all). */
+static size_t piece_of(const engine_t *e, uint64_t off)
+{
+    size_t lo = 0;
+    size_t hi = e->pieces;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->piece_start[mid] <= off) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The bytes piece i counts when top is its highest live block end (0: none). */
+static uint64_t piece_bytes(const engine_t *e, size_t i, uint64_t top)
+{
+    return top > e->piece_start[i] ? top - e->piece_start[i] : 0;
+}
+
+static uint64_t piece_top(const engine_t *e, size_t i)
+{
+    return e->piece_ends[i].n > 0 ? e->piece_ends[i].a[0].end : 0;
+}
+
+/* F = control data + each piece up to its highest live block end; 0 with nothing live. */
+static uint64_t footprint_now(const engine_t *e)
+{
+    return e->occupied > 0 ? e->control + e->occupied : 0;
 }
 
 /* ---- blocks ------------------------------------------------------------ */
@@ -254,14 +307,20 @@ static void adopt(engine_t *e, uint64_t id, void *p, uint64_t req, uint64_t rec)
     }
     if (e->in_arena) {
         uint64_t end = end_offset(e, s);
-        fp_push(e, end, id);
-        if (end > r->footprint) {
-            r->footprint = end;
-            if (end > r->peak_footprint) {
-                r->peak_footprint = end;
-                r->peak_footprint_rec = rec;
-                r->requested_at_peak_footprint = r->live_requested;
-            }
+        size_t i = piece_of(e, end - s->usable);
+        uint64_t top = piece_top(e, i);
+        fp_push(e, &e->piece_ends[i], e->piece_live[i]++, end, id);
+        if (end > top) {
+            e->occupied += piece_bytes(e, i, end) - piece_bytes(e, i, top);
+        }
+        r->footprint = footprint_now(e);
+        if (end > r->peak_end) {
+            r->peak_end = end;
+        }
+        if (r->footprint > r->peak_footprint) {
+            r->peak_footprint = r->footprint;
+            r->peak_footprint_rec = rec;
+            r->requested_at_peak_footprint = r->live_requested;
         }
     }
 }
@@ -276,8 +335,15 @@ static void forget(engine_t *e, uint64_t id)
     r->live_granted -= s->usable;
     r->live_blocks--;
     e->state[id] = S_DEAD;
-    if (was_tracked && e->in_arena && end_offset(e, s) == r->footprint) {
-        r->footprint = fp_settle(e);
+    if (was_tracked && e->in_arena) {
+        size_t i = piece_of(e, (uint64_t)(uintptr_t)(s->ptr - e->arena));
+        fp_heap_t *h = &e->piece_ends[i];
+        e->piece_live[i]--;
+        if (h->n > 0 && h->a[0].id == id) {
+            uint64_t top = h->a[0].end;
+            e->occupied -= piece_bytes(e, i, top) - piece_bytes(e, i, fp_settle(e, h));
+            r->footprint = footprint_now(e);
+        }
     }
 }
 
@@ -301,11 +367,13 @@ static void count_failure(engine_t *e, int kind, uint64_t rec)
 
 typedef struct walk_ctx {
     const engine_t *e;
-    uint64_t footprint;
     lab_breakdown_t *b;
     lab_heapmap_t *hm;
-    uint64_t first_offset;
+    uint64_t footprint; /* visit_heap_block: the bound it counts free blocks below */
     uint64_t count;
+    uint64_t *starts;   /* visit_first: the fresh heap's block offsets */
+    size_t nstarts;
+    size_t starts_cap;
     int oom;
 } walk_ctx_t;
 
@@ -315,11 +383,13 @@ static void visit_breakdown(void *ctx, const hk_block_info_t *blk)
 {
     walk_ctx_t *w = ctx;
     uint64_t off;
+    size_t i;
     if (blk->used || blk->size == 0) {
         return;
     }
     off = offset_of(w->e, blk->start);
-    if (off < w->footprint) {
+    i = piece_of(w->e, off);
+    if (off < piece_top(w->e, i)) {
         w->b->external += blk->size;
         w->b->free_below++;
         if (blk->size > w->b->largest_free_below) {
@@ -344,7 +414,6 @@ static void take_breakdown(engine_t *e, uint64_t rec)
         walk_ctx_t w;
         memset(&w, 0, sizeof(w));
         w.e = e;
-        w.footprint = r->footprint;
         w.b = b;
         hk_walk(e->heap, visit_breakdown, &w);
         b->walked = 1;
@@ -680,9 +749,53 @@ static void report_progress(uint64_t records)
 static void visit_first(void *ctx, const hk_block_info_t *blk)
 {
     walk_ctx_t *w = ctx;
-    if (w->first_offset == LAB_NONE) {
-        w->first_offset = offset_of(w->e, blk->start);
+    if (w->oom || grow((void **)&w->starts, &w->starts_cap, w->nstarts + 1, sizeof(*w->starts)) != 0) {
+        w->oom = 1;
+        return;
     }
+    w->starts[w->nstarts++] = offset_of(w->e, blk->start);
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a;
+    uint64_t y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The fresh heap's blocks become the footprint's pieces (one piece at 0 if the walk shows none). */
+static int take_pieces(engine_t *e)
+{
+    walk_ctx_t w;
+    memset(&w, 0, sizeof(w));
+    w.e = e;
+    hk_walk(e->heap, visit_first, &w);
+    if (w.oom || (w.nstarts == 0 && grow((void **)&w.starts, &w.starts_cap, 1, sizeof(*w.starts)) != 0)) {
+        free(w.starts);
+        return -1;
+    }
+    qsort(w.starts, w.nstarts, sizeof(*w.starts), by_offset);
+    e->r->control_bytes = w.nstarts > 0 ? w.starts[0] : LAB_NONE;
+    if (w.nstarts == 0) {
+        w.starts[w.nstarts++] = 0;
+    }
+    e->control = w.starts[0];
+    e->pieces = w.nstarts;
+    e->piece_start = w.starts;
+    e->piece_ends = calloc(w.nstarts, sizeof(*e->piece_ends));
+    e->piece_live = calloc(w.nstarts, sizeof(*e->piece_live));
+    return e->piece_ends == NULL || e->piece_live == NULL ? -1 : 0;
+}
+
+static void free_pieces(engine_t *e)
+{
+    size_t i;
+    for (i = 0; i < e->pieces && e->piece_ends != NULL; i++) {
+        free(e->piece_ends[i].a);
+    }
+    free(e->piece_start);
+    free(e->piece_ends);
+    free(e->piece_live);
 }
 
 int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t arena_size, const lab_options_t *o,
@@ -737,13 +850,8 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     if (series.step != 0 && series_init(&r->series, o->series + 1u) != 0) {
         goto oom;
     }
-    if (e.in_arena) {
-        walk_ctx_t w;
-        memset(&w, 0, sizeof(w));
-        w.e = &e;
-        w.first_offset = LAB_NONE;
-        hk_walk(e.heap, visit_first, &w);
-        r->control_bytes = w.first_offset;
+    if (e.in_arena && take_pieces(&e) != 0) {
+        goto oom;
     }
     next_event = series.next < hmap.next ? series.next : hmap.next;
     if (o->snapshot_rec < next_event) {
@@ -907,7 +1015,7 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     }
     free(e.slot);
     free(e.state);
-    free(e.fp);
+    free_pieces(&e);
     return 0;
 
 oom:
@@ -916,7 +1024,7 @@ oom:
     }
     free(e.slot);
     free(e.state);
-    free(e.fp);
+    free_pieces(&e);
     return -1;
 }
 

@@ -38,10 +38,10 @@ typedef struct lab_breakdown {
     uint64_t granted;        /* live usable bytes */
     uint64_t blocks;         /* live blocks */
     uint64_t footprint;
-    uint64_t external;       /* gross bytes of free blocks below the footprint */
+    uint64_t external;       /* gross bytes of free blocks inside the footprint */
     uint64_t free_below;     /* number of those free blocks */
     uint64_t largest_free_below;
-    uint64_t free_above;     /* gross bytes of free blocks at or above the footprint */
+    uint64_t free_above;     /* gross bytes of free blocks outside it */
     int64_t metadata;        /* footprint - granted - external */
 } lab_breakdown_t;
 
@@ -115,7 +115,8 @@ typedef struct lab_result {
     uint64_t peak_requested;
     uint64_t peak_requested_rec;
     uint64_t peak_granted;
-    uint64_t footprint;
+    uint64_t footprint;      /* control data + each piece up to its highest live end (docs/metrics.md) */
+    uint64_t peak_end;       /* highest live block end ever (arena offset): the heap maps' range */
     uint64_t peak_footprint;
     uint64_t peak_footprint_rec;
     uint64_t requested_at_peak_footprint;

@@ -285,6 +285,7 @@ static int write_result(json_t *j, const char *key, const lab_run_t *run)
         json_u64_or_null(j, "peak_footprint_record", r->peak_footprint_rec, LAB_NONE);
         json_u64(j, "live_requested_at_peak_footprint", r->requested_at_peak_footprint);
         json_u64(j, "end_footprint", r->footprint);
+        json_u64(j, "peak_end", r->peak_end);
         json_u64(j, "capacity", r->final_stats.capacity);
         json_u64(j, "min_ever_free", r->final_stats.min_ever_free);
     } else {
@@ -292,6 +293,7 @@ static int write_result(json_t *j, const char *key, const lab_run_t *run)
         json_null(j, "peak_footprint_record");
         json_null(j, "live_requested_at_peak_footprint");
         json_null(j, "end_footprint");
+        json_null(j, "peak_end");
         json_null(j, "capacity");
         json_null(j, "min_ever_free");
     }

@@ -32,7 +32,11 @@ Steps (``collect`` then ``run``):
    cross toolchain and QEMU are installed, else the reason. Then custom-dmm-network
    (:mod:`heapkit.dmm_network`): the three network applications' traces explored on
    a reduced space (``extra.explore``, a heapkit-explore document) with the size
-   histograms, usage shapes and Cortex-M3 costs (``extra.dmm_network``).
+   histograms, usage shapes and Cortex-M3 costs (``extra.dmm_network``). Then the
+   buddy seeds' exact instruction counts on the emulated RV32 core (:func:`buddy_target`:
+   buddy-freertos Tables 5-6 on the paper's 20 calls, DELAY-2 on the seed workloads,
+   buddy-kth Figure 4 per size level), stored as ``extra.buddy_target`` or, without the
+   cross toolchain and QEMU, as the reason.
 3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
    size searches and replays above, with the misuse matrices and, where QEMU
    is installed, Cortex-M3 instruction counts on the traces of at most
@@ -96,6 +100,14 @@ QUICK_PARAMS: dict[str, dict[str, int]] = {
 }
 KTH_LEVEL_ALLOCS = 50_000
 QUICK_KTH_LEVEL_ALLOCS = 2_000
+# The buddy seeds' exact costs (RV32, :func:`buddy_target`): the buddy-freertos paper timed
+# 20 allocations and their frees; buddy-kth's per-level traces on the target hold fewer
+# slots than the host's (4096), so that level 7's arena fits the RV32 board.
+BUDDY_PAPER_CALLS = 20
+BUDDY_TARGET = "rv32"
+BUDDY_TARGET_OPT = "-O2"
+TARGET_KTH_SLOTS = 512
+QUICK_TARGET_KTH_SLOTS = 128
 
 WORKLOAD_PAPERS = {
     "itc": "fctma-pools' inter-task communication benchmark.",
@@ -236,6 +248,10 @@ def trace_specs(tmp: Path, traces_dir: Path | None, quick: bool) -> tuple[list[d
                   "role": "cse_single"})
     specs.append({"name": "probe", "kind": "probe", "out": str(tmp / "probe.hkb"),
                   "role": "probe"})
+    specs.append({"name": "buddy-paper-20", "kind": "workload", "workload": "buddy-paper",
+                  "params": dict(QUICK_PARAMS["buddy-paper"]) if quick else {},
+                  "prefix": 2 * BUDDY_PAPER_CALLS, "out": str(tmp / "buddy-paper-20.hkb"),
+                  "role": "buddy_paper_calls"})
     return specs, info
 
 
@@ -324,6 +340,69 @@ def _dmm_network(workdir: Path, quick: bool, jobs: int, progress: bool) -> dict:
     return {"explore": [got["explore"]], "dmm_network": got["dmm_network"]}
 
 
+def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
+    """The buddy seeds' exact costs on the emulated RV32 core (:mod:`heapkit.target`), or
+    ``{"error": why}`` where its tools are missing:
+
+    - ``paper``: buddy-freertos Tables 5-6, the paper's 20 timed allocations and their
+      frees (the first records of buddy-paper) and the whole buddy-paper trace, for
+      :data:`heapkit.report.BUDDY_FOCUS` at buddy-paper's default arena;
+    - ``delay2``: buddy and buddy-lazy on every seed workload
+      (:data:`heapkit.report.SEED_WORKLOADS`);
+    - ``kth_levels``: buddy-kth Figure 4, one trace per size level with
+      :data:`TARGET_KTH_SLOTS` slots, for the buddy-kth focus allocators and the C
+      library's malloc (picolibc), the target's system malloc.
+
+    The last two share one arena: the largest the workloads and levels need."""
+    from . import target as tgt
+    from .boards import get_target
+    from .trace import read_trace
+    from .workloads import kth_level_bounds
+    t = get_target(BUDDY_TARGET)
+    if tgt.missing_tools(t):
+        return {"error": f"missing {', '.join(tgt.missing_tools(t))}: install them "
+                         f"(apt-get install {t.packages}; make test does)"}
+    traces = {n: read_trace(made[n]["path"]) for n in rep.SEED_WORKLOADS + ("buddy-paper-20",)
+              if "path" in made.get(n, {})}
+    if "buddy-paper" not in traces or "buddy-paper-20" not in traces:
+        return {"error": "the buddy-paper trace could not be prepared"}
+    slots = QUICK_TARGET_KTH_SLOTS if quick else TARGET_KTH_SLOTS
+    level_allocs = QUICK_KTH_LEVEL_ALLOCS if quick else KTH_LEVEL_ALLOCS
+    levels = [(f"kth-level{k}", kth_level_trace(k, allocs=level_allocs, slots=slots))
+              for k in range(len(kth_level_bounds()))]
+
+    def arena_for(peak: int) -> int:
+        return min(t.max_arena, max(tgt.MIN_ARENA, (peak + 7) // 8 * 8))
+
+    paper_arena = arena_for(default_arena(traces["buddy-paper"].stats().peak_live_bytes))
+    big_arena = arena_for(max([default_arena(tr.stats().peak_live_bytes) for tr in traces.values()]
+                              + [4 * slots * (32 << (len(levels) - 1))]))
+    kth_allocs = [a for a in rep.KTH_FOCUS if a != "system"] + [t.libc]
+
+    def bench(items, allocs, arena):
+        doc = tgt.bench(items, allocs=allocs, opts=[BUDDY_TARGET_OPT], jobs=jobs, progress=progress,
+                        target=t, arena=arena)
+        runs = [{"trace": r["trace"], "allocator": r["allocator"], "stats": r["stats"]}
+                for r in doc["runs"] if r.get("stats")]
+        skipped = {f"{r['trace']}/{r['allocator']}": r["skipped"] for r in doc["runs"]
+                   if r.get("skipped")}
+        skipped.update(doc["skipped_traces"])
+        return {"arena": arena, "runs": runs, "skipped": skipped}
+
+    try:
+        out = {"target": t.name, "title": t.title, "machine": t.machine, "opt": BUDDY_TARGET_OPT,
+               "libc": t.libc, "paper_calls": BUDDY_PAPER_CALLS}
+        out["paper"] = bench([(n, traces[n]) for n in ("buddy-paper-20", "buddy-paper")],
+                             list(rep.BUDDY_FOCUS), paper_arena)
+        out["delay2"] = bench([(n, traces[n]) for n in rep.SEED_WORKLOADS if n in traces],
+                              ["buddy", "buddy-lazy"], big_arena)
+        out["kth_levels"] = bench(levels, kth_allocs, big_arena)
+        out["kth_levels"].update(slots=slots, allocs=level_allocs, bounds=kth_level_bounds())
+        return out
+    except HeapkitError as e:
+        return {"error": str(e).splitlines()[0]}
+
+
 def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | None = None,
             progress: bool = True, workdir: str | os.PathLike | None = None) -> dict:
     """Prepare the traces, run everything, return the report's input (``heapkit-demo``)."""
@@ -362,6 +441,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         data["extra"]["fctma_target"] = _fctma_target(made, jobs, progress)
         data["extra"]["itc_kernel"] = _itc_kernel(jobs)
         data["extra"].update(_dmm_network(tmp / "dmm-network", quick, jobs, progress))
+        data["extra"]["buddy_target"] = buddy_target(made, quick, jobs, progress)
     finally:
         if own_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -525,12 +605,17 @@ def _tasks(made: dict, allocs: list[str], quick: bool) -> list[tuple]:
                         _replay_task, p, a)
     probe = made.get("probe", {})
     bp = made.get("buddy-paper", {})
-    if "path" in probe and "path" in bp:
+    calls = made.get("buddy-paper-20", {})
+    if "path" in bp:
         from .trace import read_trace
-        arena = default_arena(read_trace(bp["path"]).stats().peak_live_bytes)
+        bp_arena = default_arena(read_trace(bp["path"]).stats().peak_live_bytes)
+    if "path" in calls and "path" in bp:
+        for a in [x for x in rep.BUDDY_FOCUS if x in allocs]:
+            add(1, "buddy_paper_calls", (None, a), _replay_task, calls["path"], a, arena=bp_arena)
+    if "path" in probe and "path" in bp:
         for a in allocs:
             add(1, "merge_reference", (None, a), _replay_task, probe["path"], a, heapmap=1,
-                arena=arena)
+                arena=bp_arena)
     tasks.sort(key=lambda t: -t[0])
     return tasks
 
@@ -552,7 +637,8 @@ def _execute(tasks: list[tuple], made: dict, allocs: list[str], info: dict, jobs
              progress: bool) -> dict:
     data = {"kind": "heapkit-demo", "version": 1, "meta": {}, "runs": [], "size_runs": [],
             "traces": info, "extra": {"kth_levels": [], "kth_windows": [], "cse3320_single": [],
-                                      "merge_reference": [], "itc_size": [], "itc_min": []}}
+                                      "merge_reference": [], "itc_size": [], "itc_min": [],
+                                      "buddy_paper_calls": []}}
     results: dict[tuple, dict] = {}
     with _progress.bar(total=len(tasks), desc="runs", unit="run", show=progress) as bar, \
             cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

@@ -10,7 +10,9 @@ malloc/free) under LD_PRELOAD=libheapkit_malloc.so with HEAPKIT_ALLOCATOR=buddy,
 without and with the option, at two region sizes, and under glibc for
 reference; it records memory over time (bytes mapped from the OS, given to the
 user, free inside the regions) and the per-call cost (medians over repeated,
-interleaved runs).
+interleaved runs): over the whole run, per tenth of the run (Figure 3's cost
+over time) and, for :data:`LEVEL_CONFIGS`, per size level with every request
+drawn from one level (Figure 4's cost per level).
 
     heapkit kth-release [--repeats N] [--allocs N] [--slots N] [--json FILE]
 
@@ -50,17 +52,25 @@ CONFIGS = [
 ]
 
 
+# Figure 4's three lines: the system malloc, the paper's regular balloc (blocks from the OS,
+# never given back) and its optimised one (top-level blocks given back).
+LEVEL_CONFIGS = ("glibc", "buddy-8k", "buddy-8k+release")
+LEVELS = 8
+
+
 def _paths() -> tuple[Path, Path]:
     lib = native.find(LIB_ENV, LIB_TARGET)
     drv = native.find(DRIVER_ENV, DRIVER_TARGET)
     return lib, drv
 
 
-def _run(driver: Path, lib: Path, extra: dict | None, allocs: int, slots: int, every: int) -> dict:
+def _run(driver: Path, lib: Path, extra: dict | None, allocs: int, slots: int, every: int,
+         level: int | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPKIT_") and k != "LD_PRELOAD"}
     if extra is not None:
         env.update(LD_PRELOAD=str(lib), HEAPKIT_ALLOCATOR="buddy", **extra)
-    proc = subprocess.run([str(driver), str(allocs), str(slots), "1", str(every)], env=env,
+    argv = [str(driver), str(allocs), str(slots), "1", str(every)]
+    proc = subprocess.run(argv + ([] if level is None else [str(level)]), env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
@@ -80,13 +90,20 @@ def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096,
     lib, driver = _paths()
     every = max(1, allocs // 200)
     runs: dict[str, list[dict]] = {name: [] for name, _, _ in CONFIGS}
-    with _progress.bar(total=repeats * len(CONFIGS), desc="kth-release", unit="run",
-                       show=progress) as bar:
+    level_runs: dict[tuple[str, int], list[dict]] = {}
+    by_name = {name: extra for name, _, extra in CONFIGS}
+    with _progress.bar(total=repeats * (len(CONFIGS) + LEVELS * len(LEVEL_CONFIGS)),
+                       desc="kth-release", unit="run", show=progress) as bar:
         for r in range(repeats):
             order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
             for name, _, extra in order:
                 runs[name].append(_run(driver, lib, extra, allocs, slots, every))
                 bar.update()
+            for level in range(LEVELS):
+                for name in LEVEL_CONFIGS:
+                    level_runs.setdefault((name, level), []).append(
+                        _run(driver, lib, by_name[name], allocs, slots, allocs, level))
+                    bar.update()
     out = []
     for name, label, extra in CONFIGS:
         rs = runs[name]
@@ -102,7 +119,17 @@ def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096,
             "malloc_mean": statistics.median(x["timing"]["malloc"]["mean"] for x in rs),
             "free_p50": statistics.median(x["timing"]["free"]["p50"] for x in rs),
             "free_mean": statistics.median(x["timing"]["free"]["mean"] for x in rs),
+            "windows": [{"p50": statistics.median(x["malloc_windows"][w]["p50"] for x in rs),
+                         "mean": statistics.median(x["malloc_windows"][w]["mean"] for x in rs),
+                         "calls": first["malloc_windows"][w]["calls"]}
+                        for w in range(len(first["malloc_windows"]))],
         }
+        if name in LEVEL_CONFIGS:
+            entry["levels"] = [
+                {"level": k, **{f"malloc_{q}": statistics.median(x["timing"]["malloc"][q]
+                                                                 for x in level_runs[name, k])
+                                for q in ("p50", "mean")}}
+                for k in range(LEVELS)]
         if "heapkit" in first:
             entry.update(region_maps=first["heapkit"]["region_maps"],
                          region_unmaps=first["heapkit"]["region_unmaps"])

@@ -213,6 +213,119 @@ def test_breakdown_at_peak_live_by_hand(hk, tmp_path):
     assert res["arena"]["size"] == 65536  # max(64 KiB, 4 x 450), the documented default
 
 
+# --------------------------------------------------------------------------
+# The footprint wherever an allocator places its blocks (docs/metrics.md): the
+# fresh heap's blocks are the pieces; F = control data + each piece up to its
+# highest live block end.
+
+def fresh_pieces(hk, tmp_path, alloc, arena):
+    """The fresh heap's block offsets: the heap map after one malloc(1) + free, which
+    merges back (buddy, tagged heaps) or leaves every slot as it was (pools)."""
+    t = write_hkb(tmp_path / "fresh.hkb", [m(0, 1), f(0)])
+    res = run(t, alloc, binary=hk, arena=arena, heapmap=2)
+    return [o for o, _, _ in res["replay"]["heapmap"]["snapshots"][-1]["blocks"]]
+
+
+def by_definition(blocks, pieces, control):
+    """(footprint, external) of one heap-map snapshot, from the walk alone."""
+    def piece(off):
+        return max(i for i, p in enumerate(pieces) if p <= off)
+    top = {}
+    for o, n, u in blocks:
+        if u:
+            i = piece(o)
+            top[i] = max(top.get(i, 0), o + n)
+    if not top:
+        return 0, 0
+    external = sum(n for o, n, u in blocks if not u and o < top.get(piece(o), 0))
+    return control + sum(t - pieces[i] for i, t in top.items()), external
+
+
+def check_footprints(res, recs, pieces):
+    """Every record's footprint (series) and the peak-live breakdown agree with the heap maps."""
+    rep = res["replay"]
+    control = res["arena"]["control_bytes"]
+    assert control == pieces[0]
+    snaps = rep["heapmap"]["snapshots"]
+    assert [sn["record"] for sn in snaps] == list(range(len(recs)))
+    got = [by_definition(sn["blocks"], pieces, control) for sn in snaps]
+    assert rep["series"]["footprint"] == [fp for fp, _ in got]
+    at = rep["at_peak_live"]
+    assert (at["footprint"], at["external"]) == got[at["record"]]
+    assert at["requested"] + at["internal"] + at["external"] + at["metadata"] == at["footprint"]
+    return got
+
+
+# Buddy serves a request from the smallest free block that fits: in a 64 KiB
+# arena (control bytes C, then top-level blocks of 32, 16, 8, 2, 1 KiB, 512 and
+# 256 B: the pieces) two 100-byte requests share the 256-byte top-level block at
+# the top (its 128-byte halves, the lower one first), 20,000 bytes take the
+# 32 KiB block at the bottom.
+BUDDY_TOP = [m(0, 100), m(1, 100), f(0), m(2, 20000), f(2), f(1)]
+
+
+def test_footprint_of_buddy_counts_its_blocks_not_the_arena(hk, tmp_path):
+    pieces = fresh_pieces(hk, tmp_path, "buddy", 65536)
+    t = write_hkb(tmp_path / "top.hkb", BUDDY_TOP)
+    res = run(t, "buddy", binary=hk, arena=65536, series=len(BUDDY_TOP), heapmap=len(BUDDY_TOP))
+    c = res["arena"]["control_bytes"]
+    assert 0 < c < 8192
+    sizes = [b - a for a, b in zip(pieces, pieces[1:] + [65536])]
+    assert sizes == [32768, 16384, 8192, 2048, 1024, 512, 256] and sum(sizes) == 65536 - c
+    rep = res["replay"]
+    # The arena's high-water mark was 65536 from the first record; now m0 counts the lower
+    # half of the top piece, m1 the whole piece, m1 alone still does (m0's freed lower half
+    # is inside it), m2 adds its 32 KiB piece.
+    assert rep["series"]["footprint"] == [c + 128, c + 256, c + 256, c + 32768 + 256, c + 256, 0]
+    got = check_footprints(res, BUDDY_TOP, pieces)
+    assert got[2] == (c + 256, 128)
+    mem = rep["memory"]
+    assert (mem["peak_footprint"], mem["peak_footprint_record"]) == (c + 32768 + 256, 3)
+    assert mem["peak_end"] == 65536
+    at = rep["at_peak_live"]
+    assert (at["record"], at["external"], at["internal"], at["metadata"]) == (3, 128, 28 + 12768, c)
+    assert rep["fragmentation"]["jw4"] == pytest.approx((c + 32768 + 256) / 20100 - 1)
+
+
+def test_footprint_of_buddy_small_blocks(hk, tmp_path):
+    recs = [m(0, 100), m(1, 100), f(0), f(1)]
+    t = write_hkb(tmp_path / "small.hkb", recs)
+    res = run(t, "buddy", binary=hk, arena=65536, series=len(recs), heapmap=len(recs))
+    c = res["arena"]["control_bytes"]
+    check_footprints(res, recs, fresh_pieces(hk, tmp_path, "buddy", 65536))
+    assert res["replay"]["memory"]["peak_footprint"] == c + 256
+    assert res["replay"]["fragmentation"]["jw4"] == pytest.approx((c + 256) / 200 - 1)
+    at = res["replay"]["at_peak_live"]
+    assert (at["external"], at["internal"], at["metadata"]) == (0, 56, c)
+
+
+# The pools carve their slots at creation: every slot is a piece, so a pool counts
+# the slots that hold a live block (lfpool: 128 bytes each, no header).
+POOLS = [m(0, 100), m(1, 10), m(2, 100), f(0), f(2), f(1)]
+
+
+def test_footprint_of_pools(hk, tmp_path):
+    t = write_hkb(tmp_path / "pools.hkb", POOLS)
+    for alloc in ("poolset", "lfpool"):
+        pieces = fresh_pieces(hk, tmp_path, alloc, 65536)
+        res = run(t, alloc, binary=hk, arena=65536, series=len(POOLS), heapmap=len(POOLS))
+        c = res["arena"]["control_bytes"]
+        got = check_footprints(res, POOLS, pieces)
+        assert all(ext == 0 for _, ext in got)     # a free slot is never inside a used one
+        if alloc == "lfpool":
+            assert res["replay"]["series"]["footprint"] == [c + 128, c + 256, c + 384, c + 256,
+                                                            c + 128, 0]
+
+
+def test_footprint_of_a_tagged_heap_is_its_high_water_mark(hk, tmp_path):
+    """One piece (the fresh heap's single free block): F is the end of the highest live block."""
+    pieces = fresh_pieces(hk, tmp_path, "seqfit-first", 65536)
+    assert len(pieces) == 1
+    t = write_hkb(tmp_path / "peaks.hkb", PEAKS)
+    res = run(t, "seqfit-first", binary=hk, arena=65536, series=len(PEAKS), heapmap=len(PEAKS))
+    check_footprints(res, PEAKS, pieces)
+
+
 def test_default_arena_is_four_times_peak(hk, tmp_path):
     t = write_hkb(tmp_path / "big.hkb", [m(0, 50000), m(1, 1000)])
     res = run(t, "tlsf", binary=hk)

@@ -40,6 +40,29 @@ def test_release_gives_regions_back_and_only_with_the_option(small):
     assert by["buddy-8k+release"]["final_mapped"] <= by["buddy-8k"]["final_mapped"]
 
 
+def test_figures_3_and_4_with_the_release(small):
+    """Per tenth of the run for every configuration, per size level for LEVEL_CONFIGS: level 7
+    (blocks of 2-4 KiB) costs the release more than level 0 does."""
+    by = {c["name"]: c for c in small["configs"]}
+    for c in small["configs"]:
+        assert len(c["windows"]) == 10 and sum(w["calls"] for w in c["windows"]) == 4000
+        assert all(w["mean"] > 0 for w in c["windows"])
+        assert ("levels" in c) == (c["name"] in kth_release.LEVEL_CONFIGS)
+    for name in kth_release.LEVEL_CONFIGS:
+        assert [e["level"] for e in by[name]["levels"]] == list(range(kth_release.LEVELS))
+    rel = by["buddy-8k+release"]["levels"]
+    assert rel[7]["malloc_mean"] > rel[0]["malloc_mean"]
+
+
+def test_the_process_takes_one_level_or_says_why_not():
+    lib, driver = kth_release._paths()
+    one = kth_release._run(driver, lib, {"HEAPKIT_REGION_MIN": "8192", "HEAPKIT_REGION_MAX": "8192"},
+                           200, 16, 200, 7)
+    assert one["level"] == 7 and one["timing"]["malloc"]["count"] == 200
+    with pytest.raises(kth_release.HeapkitError, match="not a level 0-7"):
+        kth_release._run(driver, lib, None, 200, 16, 200, 8)
+
+
 def test_cli_table_and_json_the_report_takes(tmp_path, capsys):
     out = tmp_path / "kth.json"
     assert cli.main(["kth-release", "--repeats", "1", "--allocs", "2000", "--slots", "128",

@@ -89,6 +89,7 @@ def _result(alloc: str, trace: str, n: int, *, family: str = "heapkit", failures
                        "peak_footprint_record": 401 if in_arena else None,
                        "live_requested_at_peak_footprint": peak - 5 if in_arena else None,
                        "end_footprint": 0 if in_arena else None,
+                       "peak_end": peak + 3000 + n if in_arena else None,
                        "capacity": 60000 if in_arena else None,
                        "min_ever_free": 1000 if in_arena else None},
             "fragmentation": {"jw1": 0.2, "jw2": 0.25, "jw3": 0.3,
@@ -837,7 +838,7 @@ def test_packed_heapmap_round_trip():
     packed = rep.pack_heapmap(res, bins=32)
     records, top, used, free = rep.heapmap_picture({"heapmap_raster": packed})
     u2, f2 = rep.rasterize(res["replay"]["heapmap"]["snapshots"], top, 32)
-    assert records == [499, 999] and top == res["replay"]["memory"]["peak_footprint"]
+    assert records == [499, 999] and top == res["replay"]["memory"]["peak_end"]
     assert np.abs(used - u2).max() <= 1 / 255 and np.abs(free - f2).max() <= 1 / 255
 
 
@@ -948,3 +949,267 @@ def test_quick_demo_report(quick_demo):
     # every plot slot was filled
     assert "\x00FIG" not in page
     assert page.count('src="data:image/png;base64,') >= 3 * len(traces)
+
+
+# --------------------------------------------------------------------------
+# The buddy seeds: exact counts on the target, waste, DELAY-2, buddy-kth's claims
+
+def _istats(mn: int, p50: int, mean: float, mx: int, count: int = 20) -> dict:
+    """One call kind of a target run, as heapkit.target.kind_stats gives it."""
+    return {"count": count, "min": mn, "p50": p50, "p99": mx, "p999": mx, "max": mx, "mean": mean}
+
+
+def _krun(trace: str, alloc: str, malloc: dict, free: dict) -> dict:
+    empty = {"count": 0, "min": None, "p50": None, "p99": None, "p999": None, "max": None,
+             "mean": None}
+    return {"trace": trace, "allocator": alloc,
+            "stats": {"malloc": malloc, "free": free, "calloc": empty, "aligned": empty,
+                      "realloc": empty}}
+
+
+def hand_buddy_target() -> dict:
+    """demo.buddy_target's layout, every number chosen here: on the paper's 20 calls buddy
+    takes 120-150 instructions per malloc, heap_5 60-64; on the whole trace heap_5's
+    malloc reaches 400; buddy-lazy is 10 % faster than buddy on kth, 5 % slower on itc."""
+    paper = [
+        _krun("buddy-paper-20", "buddy", _istats(120, 149, 142.5, 150), _istats(150, 152, 187.25, 311)),
+        _krun("buddy-paper-20", "buddy-lazy", _istats(126, 155, 148.5, 203), _istats(131, 211, 297.5, 599)),
+        _krun("buddy-paper-20", "freertos-heap5", _istats(60, 64, 63.75, 64), _istats(42, 44, 44.5, 55)),
+        _krun("buddy-paper-20", "freertos-heap4", _istats(63, 67, 68.25, 93), _istats(42, 44, 44.5, 55)),
+        _krun("buddy-paper", "buddy", _istats(110, 140, 141.0, 222, 6000), _istats(90, 150, 160.0, 333, 6000)),
+        _krun("buddy-paper", "freertos-heap5", _istats(55, 90, 101.0, 400, 6000), _istats(40, 70, 75.0, 120, 6000)),
+    ]
+    delay2 = [
+        _krun("kth", "buddy", _istats(100, 120, 120.0, 300, 1000), _istats(100, 150, 150.0, 300, 1000)),
+        _krun("kth", "buddy-lazy", _istats(100, 110, 108.0, 300, 1000), _istats(100, 140, 135.0, 300, 1000)),
+        _krun("itc", "buddy", _istats(100, 100, 100.0, 200, 500), _istats(100, 100, 100.0, 200, 500)),
+        _krun("itc", "buddy-lazy", _istats(100, 105, 105.0, 200, 500), _istats(100, 105, 105.0, 200, 500)),
+    ]
+    levels = []
+    for k in range(8):
+        levels.append(_krun(f"kth-level{k}", "buddy", _istats(100, 124, 124.0, 200, 100),
+                            _istats(100, 150, 150.0, 200, 90)))
+        levels.append(_krun(f"kth-level{k}", "picolibc", _istats(100, 1500 + 1000 * k, 1600.0 + k, 9000, 100),
+                            _istats(100, 900, 900.0, 2000, 90)))
+    bounds = [[1 if k == 0 else (32 << (k - 1)) - 23, (32 << k) - 24] for k in range(8)]
+    return {"target": "rv32", "title": "RV32IMAC", "machine": "QEMU virt", "opt": "-O2",
+            "libc": "picolibc", "paper_calls": 20,
+            "paper": {"arena": 201344, "runs": paper, "skipped": {}},
+            "delay2": {"arena": 12502720, "runs": delay2, "skipped": {}},
+            "kth_levels": {"arena": 12502720, "runs": levels, "skipped": {}, "slots": 512,
+                           "allocs": 100, "bounds": bounds}}
+
+
+def hand_kth_release() -> dict:
+    """heapkit kth-release's layout: the release keeps 1 KiB free where the regular buddy keeps
+    100 KiB, costs 900 ns per malloc against 300, and most at level 7; glibc is faster."""
+    def config(name, free, mapped, mean, windows, levels=None):
+        n = 11
+        c = {"name": name, "label": name, "env": None,
+             "series": {"op": list(range(0, 1100, 100)), "mapped": [mapped] * n,
+                        "used": [mapped - free] * n,
+                        "free": [0] + [free * (i + 1) // n for i in range(n - 1)], "regions": [0] * n},
+             "peak_mapped": mapped, "final_mapped": mapped, "final_used": mapped - free,
+             "wall_ms": 10.0, "malloc_p50": mean / 3, "malloc_mean": mean, "free_p50": 50.0,
+             "free_mean": 60.0, "windows": [{"p50": w / 2, "mean": w, "calls": 100} for w in windows]}
+        if levels:
+            c["levels"] = [{"level": k, "malloc_p50": v / 2, "malloc_mean": v} for k, v in enumerate(levels)]
+        return c
+    return {"allocs": 1000, "slots": 64, "repeats": 3, "every": 100,
+            "command": "heapkit kth-release --repeats 3 --allocs 1000 --slots 64",
+            "configs": [
+                config("glibc", 50_000, 400_000, 100.0, [200] + [90] * 9,
+                       [30, 32, 35, 40, 60, 100, 180, 300]),
+                config("buddy-8k", 100_000, 500_000, 300.0, [900] + [150] * 9,
+                       [45, 60, 80, 150, 160, 250, 600, 2500]),
+                config("buddy-8k+release", 1_000, 420_000, 900.0, [1200] + [800] * 9,
+                       [46, 62, 87, 160, 170, 263, 650, 30000])]}
+
+
+def buddy_data() -> dict:
+    data = rep.normalize(copy.deepcopy(hand_made()))
+    data["extra"]["buddy_target"] = hand_buddy_target()
+    data["extra"]["kth_release"] = hand_kth_release()
+    data["extra"]["buddy_paper_calls"] = [
+        {"allocator": a, "result": _result(a, "buddy-paper-20", 80 + k, family=f)}
+        for k, (a, f) in enumerate(ALLOCS) if a in rep.BUDDY_FOCUS]
+    return data
+
+
+def claim(claims, start: str) -> rep.Claim:
+    return next(c for c in claims if c.claim.startswith(start))
+
+
+def test_buddy_tables_5_6_in_instructions_with_host_ns_beside():
+    data = buddy_data()
+    sec = rep.section_buddy_freertos(data)
+    assert "exact instructions on RV32IMAC" in sec and "the paper&#x27;s 20 calls" in sec
+    # buddy's malloc on the paper's calls: 120 / 149 / 142.5 / 150, max/min 1.25, and at
+    # 192 MHz 120 instructions are 0.625 us
+    row = re.search(r"<td>buddy</td>.*?</tr>", sec.split("Table 5: allocation time, exact")[1]).group(0)
+    for cell in ("120", "149", "142.5", "150", "1.25", "0.62 / 0.74 / 0.78", "4 / ~5-6 / 7"):
+        assert f">{rep.esc(cell)}</td>" in row, cell
+    host = _result("buddy", "buddy-paper-20", 80, family="heapkit")["replay"]["timing"]["malloc"]
+    assert f">{rep.fmt_ns(host['p50'])}</td>" in row
+    assert "192 MHz" in sec and "one instruction as one cycle" in sec
+    # the host-only tables give way to the counts
+    assert "host nanoseconds (all malloc calls" not in sec
+    # the conflict, settled: buddy (141 + 160) / 2 = 150.5 per call, heap_5 (101 + 75) / 2 = 88
+    assert "buddy takes 150.5 instructions per call and heap_5 88.0, so heap_5 is faster, 1.71 times" in sec
+
+
+def test_buddy_sections_say_how_to_get_the_counts():
+    data = rep.normalize(copy.deepcopy(hand_made()))
+    data["extra"]["buddy_target"] = {"error": "missing qemu-system-riscv32: install it"}
+    sec = rep.section_buddy_freertos(data)
+    assert "missing qemu-system-riscv32" in sec and "gcc-riscv64-unknown-elf" in sec
+    assert "host nanoseconds (all malloc calls" in sec      # the host tables stay
+    kth = rep.section_kth(data, rep.Styles(rep.allocator_order(data), {}), rep.Figures())
+    assert "Figure 4 in instructions: not in these results" in kth
+
+
+def test_buddy_claims_follow_the_counts():
+    data = buddy_data()
+    claims = rep.seed_claims(data)["buddy-freertos"]
+    steady = claim(claims, "Table 5: the buddy's allocation time is steadier")
+    fast = claim(claims, "Table 5: the buddy's allocation is faster")
+    # buddy 120-150 (spread 30) vs heap_5 60-64 (spread 4); mean 142.5 vs 63.75
+    assert steady.verdict == rep.FAILS and "120-150" in steady.reason and "60-64" in steady.reason
+    assert fast.verdict == rep.FAILS and "142.5" in fast.reason
+    rises = claim(claims, "Section 5.3: heap_5's allocation time rises")
+    assert rises.verdict == rep.HOLDS and "at most 400" in rises.reason
+    eff = claim(claims, "Table 2: the buddy's allocation efficiency")
+    # per call: buddy (141 + 160) / 2 = 150.5, heap_5 (101 + 75) / 2 = 88
+    assert eff.verdict == rep.FAILS and "150.5" in eff.reason and "88.0" in eff.reason
+    assert claim(claims, "Tables 5-6: the absolute times").verdict == rep.UNTESTABLE
+    assert claim(claims, "Table 1: Fibonacci").verdict == rep.UNTESTABLE
+    # flip: the buddy's 20 calls steady and cheap
+    flipped = copy.deepcopy(data)
+    for r in flipped["extra"]["buddy_target"]["paper"]["runs"]:
+        if r["allocator"] == "buddy":
+            r["stats"]["malloc"].update(min=50, max=51, mean=50.5)
+            r["stats"]["free"].update(mean=40.0)
+    claims = rep.seed_claims(flipped)["buddy-freertos"]
+    assert claim(claims, "Table 5: the buddy's allocation time is steadier").verdict == rep.HOLDS
+    assert claim(claims, "Table 5: the buddy's allocation is faster").verdict == rep.HOLDS
+    assert claim(claims, "Table 6: the buddy's free is faster").verdict == rep.HOLDS
+
+
+def test_delay2_verdict_and_table():
+    data = buddy_data()
+    rows = {e["workload"]: e for e in rep.delay2_rows(data)}
+    # kth: (120 + 150) / 2 = 135 vs (108 + 135) / 2 = 121.5: 10 % faster; itc: 5 % slower
+    assert rows["kth"]["speedup"] == pytest.approx(0.10) and rows["itc"]["speedup"] == pytest.approx(-0.05)
+    claims = rep.seed_claims(data)["buddy-freertos"]
+    faster = claim(claims, "Section 2.5: DELAY-2 lazy coalescing is faster")
+    assert faster.verdict == rep.FAILS            # slower on itc
+    assert "+10.0 % (kth)" in faster.reason and "-5.0 % (itc)" in faster.reason
+    reach = claim(claims, "Section 2.5: DELAY-2's speed-up")
+    assert reach.verdict == rep.FAILS and "the best is 10.0 %" in reach.reason
+    sec = rep.section_buddy_freertos(data)
+    assert "DELAY-2" in sec and ">10.0 %</td>" in sec
+    lazier = copy.deepcopy(data)
+    for r in lazier["extra"]["buddy_target"]["delay2"]["runs"]:
+        if r["allocator"] == "buddy-lazy":
+            r["stats"]["malloc"]["mean"] = r["stats"]["free"]["mean"] = 60.0
+    claims = rep.seed_claims(lazier)["buddy-freertos"]
+    assert claim(claims, "Section 2.5: DELAY-2 lazy coalescing is faster").verdict == rep.HOLDS
+    assert claim(claims, "Section 2.5: DELAY-2's speed-up").verdict == rep.HOLDS
+
+
+def test_waste_table_and_verdict():
+    data = buddy_data()
+    rows = rep.buddy_waste_rows(data)
+    # hand_made: buddy on the four seed workloads, granted = requested + 300
+    assert [e["trace"] for e in rows] == ["buddy-paper", "itc", "kth", "cse3320"]
+    for e in rows:
+        assert e["internal"] == pytest.approx(300 / e["granted"])
+    c = claim(rep.seed_claims(data)["buddy-freertos"], "Table 1: binary buddy wastes 25-40 % (internal")
+    assert c.verdict == rep.FAILS and "0 of 4 inside" in c.reason
+    wasteful = copy.deepcopy(data)
+    for r in wasteful["runs"]:
+        if r["allocator"] == "buddy":
+            apl = r["result"]["replay"]["at_peak_live"]
+            apl["granted"] = apl["requested"] * 10 // 7      # 30 % of granted wasted
+    c = claim(rep.seed_claims(wasteful)["buddy-freertos"], "Table 1: binary buddy wastes 25-40 % (internal")
+    assert c.verdict == rep.HOLDS and "4 of 4 inside" in c.reason
+    assert "Table 1: binary buddy's waste, measured" in rep.section_buddy_freertos(data)
+
+
+def test_buddy_footprint_explained_in_its_own_section():
+    sec = rep.section_buddy_freertos(buddy_data())
+    assert "each top-level block up to its highest live block" in sec and "high-water mark" in sec
+
+
+def test_kth_claims_follow_the_measurements():
+    data = buddy_data()
+    claims = rep.seed_claims(data)["buddy-kth"]
+    assert claim(claims, "Figure 2: giving top-level blocks back").verdict == rep.HOLDS
+    # hand-made: 1 KiB free with the release against 100 KiB without, a hundredth
+    assert claim(claims, "Figure 2: it cuts the free memory").verdict == rep.HOLDS
+    assert claim(claims, "Figure 1: the free memory in the free lists grows").verdict == rep.HOLDS
+    assert claim(claims, "Figure 1: balloc's external fragmentation is fairly low").verdict == rep.UNTESTABLE
+    assert claim(claims, "Figure 3: the optimised balloc").verdict == rep.HOLDS
+    lvl7 = claim(claims, "Figure 4: the optimised balloc takes significantly longer at level seven")
+    assert lvl7.verdict == rep.HOLDS and "by 12.0 at level 7" in lvl7.reason
+    assert claim(claims, "Figure 3 and conclusion: the system malloc is faster").verdict == rep.HOLDS
+    assert claim(claims, "Figure 3: balloc's disadvantage is largest").verdict == rep.HOLDS
+    rise = claim(claims, "Figure 4: balloc gets more costly")
+    assert rise.verdict == rep.HOLDS and "124 instructions per malloc (median) at level 0 and 124" in rise.reason
+    assert claim(claims, "Figure 4: the system malloc is faster than balloc at every").verdict == rep.HOLDS
+    mcu = claim(claims, "Figure 4 on an MCU")
+    assert mcu.verdict == rep.FAILS and "0 of 8 levels" in mcu.reason
+    # the hand-made kth runs have 1200 B external at peak live
+    assert claim(claims, "Introduction: the buddy algorithm leaves no holes").verdict == rep.FAILS
+    flipped = copy.deepcopy(data)
+    for c in flipped["extra"]["kth_release"]["configs"]:
+        if c["name"] == "buddy-8k+release":
+            c["series"]["free"] = [200_000] * len(c["series"]["free"])
+            c["malloc_mean"] = 100.0
+    claims = rep.seed_claims(flipped)["buddy-kth"]
+    assert claim(claims, "Figure 2: it cuts the free memory").verdict == rep.FAILS
+    assert claim(claims, "Figure 3: the optimised balloc").verdict == rep.FAILS
+
+
+def test_kth_figures_3_4_with_the_target_and_the_release():
+    data = buddy_data()
+    st = rep.Styles(rep.allocator_order(data), rep.families(data))
+    figs = rep.Figures()
+    sec = rep.section_kth(data, st, figs)
+    # Figure 4's table: median (mean) instructions per level, picolibc as the system malloc
+    assert ">124 (124.0)</td>" in sec and ">8,500 (1,607.0)</td>" in sec
+    assert "level 7: 2025-4072 B" in sec
+    assert "no OS to return memory to" in sec
+    # Figure 3 and 4 with the return to the OS (host): the release's level 7 mean
+    assert ">30,000 (15,000)</td>" in sec and ">1,200 (600)</td>" in sec
+    assert len(figs.jobs) >= 4
+
+
+def test_buddy_target_says_what_is_missing(monkeypatch):
+    from heapkit import demo
+    from heapkit import target as tgt
+    monkeypatch.setattr(tgt, "missing_tools", lambda t: ["qemu-system-riscv32"])
+    out = demo.buddy_target({}, quick=True, jobs=1, progress=False)
+    assert set(out) == {"error"} and "qemu-system-riscv32" in out["error"]
+    assert "qemu-system-misc" in out["error"]
+
+
+@pytest.mark.slow
+def test_quick_demo_buddy_counts(quick_demo):
+    data = json.loads((quick_demo / "results.json").read_text())
+    bt = data["extra"]["buddy_target"]
+    page = (quick_demo / "report.html").read_text()
+    claims = (quick_demo / "claims.md").read_text()
+    assert "## buddy-kth" in claims and "DELAY-2" in claims
+    from heapkit import target as tgt
+    if tgt.missing_tools("rv32"):
+        assert rep.esc(bt["error"]) in sections(page)["buddy-freertos"]
+        return
+    assert not bt.get("error"), bt.get("error")
+    calls = {r["allocator"]: r["stats"] for r in bt["paper"]["runs"] if r["trace"] == "buddy-paper-20"}
+    assert set(calls) == set(rep.BUDDY_FOCUS)
+    assert all(s["malloc"]["count"] == s["free"]["count"] == 20 for s in calls.values())
+    sec = sections(page)["buddy-freertos"]
+    assert "exact instructions on RV32IMAC" in sec
+    assert f">{rep.fmt_int(calls['buddy']['malloc']['p50'])}</td>" in sec
+    assert {r["trace"] for r in bt["kth_levels"]["runs"]} == {f"kth-level{k}" for k in range(8)}

@@ -15,10 +15,16 @@
  * meaningless under another preloaded malloc. Each malloc and free is timed
  * with CLOCK_MONOTONIC.
  *
- *   hk-kth-process [allocs [slots [seed [every]]]]   (50000 4096 1 500)
+ *   hk-kth-process [allocs [slots [seed [every [level]]]]]   (50000 4096 1 500 all)
+ *
+ * With a level (0-7), every size is drawn from that level only, as the
+ * paper's per-level benchmark (its Figure 4) does; the level is still drawn
+ * from the generator first, so the slots follow the same sequence.
  *
  * Prints one JSON object: the parameters, the source of the memory figures,
- * the series, the final counters and per-call time quantiles in ns.
+ * the series, the final counters, per-call time quantiles in ns and the
+ * median and mean malloc time of each tenth of the run (the paper's
+ * Figure 3: cost over the run).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -36,6 +42,7 @@
 #define LEVELS 8
 #define MIN_BLOCK 32
 #define HEADER 24
+#define WINDOWS 10
 
 typedef struct rng {
     uint64_t state;
@@ -130,6 +137,24 @@ static void print_quantiles(const char *name, uint64_t *t, size_t n, int last)
            n ? sum / (double)n : 0.0, last ? "" : ",");
 }
 
+/* The median and mean of each tenth of the malloc times, in call order (sorts each tenth in place). */
+static void print_windows(uint64_t *t, size_t n)
+{
+    printf("\"malloc_windows\": [");
+    for (size_t w = 0; w < WINDOWS; w++) {
+        size_t lo = n * w / WINDOWS;
+        size_t len = n * (w + 1) / WINDOWS - lo;
+        double sum = 0;
+        for (size_t i = 0; i < len; i++) {
+            sum += (double)t[lo + i];
+        }
+        qsort(t + lo, len, sizeof(*t), by_value);
+        printf("%s{\"calls\": %zu, \"p50\": %llu, \"mean\": %.1f}", w ? ", " : "", len,
+               len ? (unsigned long long)t[lo + len / 2] : 0ull, len ? sum / (double)len : 0.0);
+    }
+    printf("],\n");
+}
+
 static size_t arg(int argc, char **argv, int i, size_t fallback)
 {
     char *end;
@@ -151,6 +176,8 @@ int main(int argc, char **argv)
     size_t slots = arg(argc, argv, 2, 4096);
     uint64_t seed = arg(argc, argv, 3, 1);
     size_t every = arg(argc, argv, 4, 500);
+    /* 0 is a level, so the fifth argument is parsed on its own; LEVELS means every level. */
+    size_t only = LEVELS;
     size_t lo[LEVELS];
     size_t hi[LEVELS];
     void **buf;
@@ -166,9 +193,18 @@ int main(int argc, char **argv)
     heapkit_malloc_info_t fin;
     void *sym = dlsym(RTLD_DEFAULT, "heapkit_malloc_info");
 
-    if (argc > 5) {
-        fprintf(stderr, "usage: hk-kth-process [allocs [slots [seed [every]]]]\n");
+    if (argc > 6) {
+        fprintf(stderr, "usage: hk-kth-process [allocs [slots [seed [every [level]]]]]\n");
         return 2;
+    }
+    if (argc == 6) {
+        char *end;
+        unsigned long v = strtoul(argv[5], &end, 10);
+        if (*end != '\0' || end == argv[5] || v >= LEVELS) {
+            fprintf(stderr, "hk-kth-process: argument 5: %s: not a level 0-%d\n", argv[5], LEVELS - 1);
+            return 2;
+        }
+        only = (size_t)v;
     }
     memcpy(&query, &sym, sizeof(query)); /* ISO C has no object-to-function pointer cast */
     for (int k = 0; k < LEVELS; k++) {
@@ -184,7 +220,11 @@ int main(int argc, char **argv)
     start = now_ns();
     for (size_t i = 0; i < allocs; i++) {
         size_t level = (size_t)below(&rng, LEVELS);
-        size_t size = lo[level] + (size_t)below(&rng, hi[level] - lo[level] + 1);
+        size_t size;
+        if (only < LEVELS) {
+            level = only;
+        }
+        size = lo[level] + (size_t)below(&rng, hi[level] - lo[level] + 1);
         size_t slot = (size_t)below(&rng, slots);
         uint64_t t0;
         if (buf[slot] != NULL) {
@@ -206,8 +246,13 @@ int main(int argc, char **argv)
     }
     wall = now_ns() - start;
 
-    printf("{\"allocs\": %zu, \"slots\": %zu, \"seed\": %llu, \"every\": %zu,\n", allocs, slots,
+    printf("{\"allocs\": %zu, \"slots\": %zu, \"seed\": %llu, \"every\": %zu, \"level\": ", allocs, slots,
            (unsigned long long)seed, every);
+    if (only < LEVELS) {
+        printf("%zu,\n", only);
+    } else {
+        printf("null,\n");
+    }
     printf("\"source\": \"%s\", \"wall_ns\": %llu,\n", query != NULL ? "heapkit" : "mallinfo2",
            (unsigned long long)wall);
     if (query != NULL) {
@@ -222,6 +267,7 @@ int main(int argc, char **argv)
     print_column("used", series, n_series, offsetof(sample_t, used), ",\n");
     print_column("free", series, n_series, offsetof(sample_t, free_bytes), ",\n");
     print_column("regions", series, n_series, offsetof(sample_t, regions), "},\n");
+    print_windows(t_malloc, n_malloc);
     printf("\"timing\": {\n");
     print_quantiles("malloc", t_malloc, n_malloc, 0);
     print_quantiles("free", t_free, n_free, 1);
