@@ -3448,6 +3448,7 @@ def claims_cse3320(data: dict) -> list[Claim]:
     else:
         out.append(Claim(rank_claim, UNTESTABLE, "The ranking needs the counters at the seed's "
                          "header and the Cortex-M3 counts, not collected here."))
+    return out
 
 
 def _pct(x: float | None) -> str:
