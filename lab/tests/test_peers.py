@@ -115,7 +115,7 @@ def test_generated_trace_replays_without_corruption(hk, available, peer, seed, t
     t = write_hkb(tmp_path / "gen.hkb", recs)
     res = run(t, peer, binary=hk, arena=64 * 1024, series=50, heapmap=5)
     rep = res["replay"]
-    assert res["allocator"] == {"name": peer, "family": "peer", "in_arena": True}
+    assert res["allocator"] == {"name": peer, "family": "peer", "in_arena": True, "pad": 0}
     assert rep["completed_records"] == len(recs)
     assert rep["failures"]["total"] == 0
     assert_clean(rep)
