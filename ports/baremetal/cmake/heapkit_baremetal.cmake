@@ -31,3 +31,20 @@ function(heapkit_baremetal_executable name)
   target_link_libraries(${name} PRIVATE heapkit_board)
   set_target_properties(${name} PROPERTIES SUFFIX ".elf")
 endfunction()
+
+# The FreeRTOS kernel for a firmware on a board (FreeRTOS-Kernel V11.2.0, crate freertos-next
+# 0.12.0): unpacked by tools/fetch_peers.sh into <peers_dir> at configure time, once, so that
+# no two build steps fetch it at the same time; <out_var> gets the kernel's directory.
+function(heapkit_freertos_kernel peers_dir out_var)
+  set(kernel "${peers_dir}/src/freertos-next-0.12.0/FreeRTOS-Kernel")
+  if(NOT EXISTS "${kernel}/tasks.c")
+    message(STATUS "Fetching FreeRTOS-Kernel V11.2.0 (crate freertos-next 0.12.0) into ${peers_dir}")
+    get_filename_component(root "${HEAPKIT_BAREMETAL_DIR}/../.." ABSOLUTE)
+    execute_process(COMMAND sh "${root}/tools/fetch_peers.sh" "${peers_dir}"
+                    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err ERROR_STRIP_TRAILING_WHITESPACE)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "the FreeRTOS kernel could not be fetched: ${err}")
+    endif()
+  endif()
+  set(${out_var} "${kernel}" PARENT_SCOPE)
+endfunction()
