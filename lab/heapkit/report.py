@@ -2653,61 +2653,57 @@ def _dmm_table2(apps: Sequence[dict]) -> str:
                   "paper (switching on)"], rows, groups=groups, text_cols=[-1])
 
 
-def fig_dmm_shapes(shapes: dict[str, dict[str, dict]]) -> str | None:
-    """Figure 3: live requested bytes over each trace, one panel per application and trace."""
-    apps = [a for a in shapes if shapes[a]]
+def _app_panels(per_app: dict[str, dict[str, dict]], draw: Callable[[Any, str, str, dict], None],
+                ylabel: str, xlabel: str) -> str | None:
+    """One panel per application (row) and trace (column), each drawn by *draw(ax, app, trace,
+    its data)*; the custom-dmm-network figures."""
+    apps = [a for a in per_app if per_app[a]]
     if not apps:
         return None
     plt = _plt()
-    ncol = max(len(shapes[a]) for a in apps)
+    ncol = max(len(per_app[a]) for a in apps)
     fig, axes = plt.subplots(len(apps), ncol, figsize=(2.6 * ncol, 2.0 * len(apps) + 0.3), squeeze=False)
     for i, a in enumerate(apps):
-        for j, (name, sh) in enumerate(shapes[a].items()):
+        for j, (name, d) in enumerate(per_app[a].items()):
             ax = axes[i][j]
-            xs = [p[0] for p in sh["series"]]
-            ys = [p[1] / 1024 for p in sh["series"]]
-            ax.fill_between(xs, ys, color="tab:blue", alpha=0.35, lw=0)
-            ax.plot(xs, ys, color="tab:blue", lw=0.8)
-            ax.set_title(f"{a}: {name} (read: {sh['form']})", fontsize=8)
-            ax.set_ylim(bottom=0)
+            draw(ax, a, name, d)
             if j == 0:
-                ax.set_ylabel("live KiB")
+                ax.set_ylabel(ylabel)
             if i == len(apps) - 1:
-                ax.set_xlabel("trace record")
-        for j in range(len(shapes[a]), ncol):
+                ax.set_xlabel(xlabel)
+        for j in range(len(per_app[a]), ncol):
             axes[i][j].axis("off")
     fig.tight_layout()
     return _png(fig)
+
+
+def _draw_shape(ax, app: str, name: str, sh: dict) -> None:
+    xs = [p[0] for p in sh["series"]]
+    ys = [p[1] / 1024 for p in sh["series"]]
+    ax.fill_between(xs, ys, color="tab:blue", alpha=0.35, lw=0)
+    ax.plot(xs, ys, color="tab:blue", lw=0.8)
+    ax.set_title(f"{app}: {name} (read: {sh['form']})", fontsize=8)
+    ax.set_ylim(bottom=0)
+
+
+def _draw_sizes(ax, app: str, name: str, p: dict) -> None:
+    ax.vlines([h[0] for h in p["hist"]], 0.8, [h[1] for h in p["hist"]], color="tab:purple", lw=0.8)
+    for s, c in p["top2"]:
+        ax.plot([s], [c], "o", color="tab:red", ms=3)
+    _logaxis(ax, "y")
+    ax.set_ylim(bottom=0.8)
+    ax.set_title(f"{app}: {name} ({100 * p['top2_share']:.0f} % at 2 sizes, {p['distinct']} sizes)",
+                 fontsize=7)
+
+
+def fig_dmm_shapes(shapes: dict[str, dict[str, dict]]) -> str | None:
+    """Figure 3: live requested bytes over each trace, one panel per application and trace."""
+    return _app_panels(shapes, _draw_shape, "live KiB", "trace record")
 
 
 def fig_dmm_sizes(sizes: dict[str, dict[str, dict]]) -> str | None:
     """Figure 4: each trace's request-size histogram (requests per size, log scale)."""
-    apps = [a for a in sizes if sizes[a]]
-    if not apps:
-        return None
-    plt = _plt()
-    ncol = max(len(sizes[a]) for a in apps)
-    fig, axes = plt.subplots(len(apps), ncol, figsize=(2.6 * ncol, 2.0 * len(apps) + 0.3), squeeze=False)
-    for i, a in enumerate(apps):
-        for j, (name, p) in enumerate(sizes[a].items()):
-            ax = axes[i][j]
-            xs = [h[0] for h in p["hist"]]
-            ys = [h[1] for h in p["hist"]]
-            ax.vlines(xs, 0.8, ys, color="tab:purple", lw=0.8)
-            for s, c in p["top2"]:
-                ax.plot([s], [c], "o", color="tab:red", ms=3)
-            _logaxis(ax, "y")
-            ax.set_ylim(bottom=0.8)
-            ax.set_title(f"{a}: {name} ({100 * p['top2_share']:.0f} % at 2 sizes, {p['distinct']} sizes)",
-                         fontsize=7)
-            if j == 0:
-                ax.set_ylabel("requests")
-            if i == len(apps) - 1:
-                ax.set_xlabel("request bytes")
-        for j in range(len(sizes[a]), ncol):
-            axes[i][j].axis("off")
-    fig.tight_layout()
-    return _png(fig)
+    return _app_panels(sizes, _draw_sizes, "requests", "request bytes")
 
 
 def _dmm_inputs_note(dn: dict, explore_doc: dict) -> str:
