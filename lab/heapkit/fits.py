@@ -29,9 +29,7 @@ that ``heapkit report`` takes next to a demo's results.json (its
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -83,17 +81,8 @@ def requests_text(rounds: int = TIMING_ROUNDS) -> str:
 
 
 def _process(process, lib, alloc: str | None, requests: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPKIT_") and k != "LD_PRELOAD"}
-    if alloc is not None:
-        env.update(LD_PRELOAD=str(lib), HEAPKIT_ALLOCATOR=alloc)
-    proc = subprocess.run([str(process)], input=requests, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
-        raise HeapkitError(f"{PROCESS_TARGET} ({alloc or 'glibc'}): {last[0]}")
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise HeapkitError(f"{PROCESS_TARGET} printed malformed JSON ({e})") from None
+    return native.run_json([str(process)], f"{PROCESS_TARGET} ({alloc or 'glibc'})",
+                           None if alloc is None else lib, {"HEAPKIT_ALLOCATOR": alloc or ""}, requests)
 
 
 def rss(repeats: int = 3, rounds: int = TIMING_ROUNDS) -> dict[str, Any]:

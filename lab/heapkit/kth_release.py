@@ -23,9 +23,7 @@ report draws Figure 2 from it; the --json file is a results document that
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -66,19 +64,9 @@ def _paths() -> tuple[Path, Path]:
 
 def _run(driver: Path, lib: Path, extra: dict | None, allocs: int, slots: int, every: int,
          level: int | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPKIT_") and k != "LD_PRELOAD"}
-    if extra is not None:
-        env.update(LD_PRELOAD=str(lib), HEAPKIT_ALLOCATOR="buddy", **extra)
-    argv = [str(driver), str(allocs), str(slots), "1", str(every)]
-    proc = subprocess.run(argv + ([] if level is None else [str(level)]), env=env,
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
-        raise HeapkitError(f"{DRIVER_TARGET}: {last[0]}")
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise HeapkitError(f"{DRIVER_TARGET} printed malformed JSON ({e})") from None
+    argv = [str(driver), str(allocs), str(slots), "1", str(every)] + ([] if level is None else [str(level)])
+    return native.run_json(argv, DRIVER_TARGET, None if extra is None else lib,
+                           {"HEAPKIT_ALLOCATOR": "buddy", **(extra or {})})
 
 
 def measure(repeats: int = 3, allocs: int = 50000, slots: int = 4096,

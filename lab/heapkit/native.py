@@ -19,6 +19,7 @@ another build of each artefact.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -128,3 +129,21 @@ def find(env: str, target: str) -> Path:
         return found.resolve()
     out = path(target)
     return out if out.exists() else build(target)
+
+
+def run_json(argv: list[str], name: str, preload: Path | None = None, env: dict[str, str] | None = None,
+             stdin: str | None = None) -> dict:
+    """Run one of the lab's measuring processes (*name* in errors) and return the JSON it prints.
+    It starts without the caller's HEAPKIT_* and LD_PRELOAD; with *preload*, under that library
+    (libheapkit_malloc.so) and the HEAPKIT_* settings in *env*."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("HEAPKIT_") and k != "LD_PRELOAD"}
+    if preload is not None:
+        clean.update(LD_PRELOAD=str(preload), **(env or {}))
+    proc = subprocess.run(argv, input=stdin, env=clean, capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        raise HeapkitError(f"{name}: {last[0]}")
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise HeapkitError(f"{name} printed malformed JSON ({e})") from None
