@@ -58,7 +58,7 @@ from typing import Any, Sequence
 
 from . import progress as prog
 from .boards import TARGETS
-from . import report as rep
+from . import render
 from .errors import HeapkitError
 
 DEFAULT_MARGIN = 25.0
@@ -131,7 +131,7 @@ def host_stats(result: dict) -> dict:
     preempted call can dominate on a busy host) and as the calls' medians weighted by their
     number (``ns_per_op``, what the tables show), the p99 over the cost kinds, the clock step
     and the failures."""
-    timing = rep.get(result, "replay.timing") or {}
+    timing = render.get(result, "replay.timing") or {}
     calls = total = typical = 0.0
     p99 = None
     for kind in ("malloc", "calloc", "aligned", "realloc", "free"):
@@ -144,8 +144,8 @@ def host_stats(result: dict) -> dict:
                 p99 = t["p99"] if p99 is None else max(p99, t["p99"])
     return {"ns_per_op": typical / calls if calls else None,
             "mean_ns": total / calls if calls else None, "p99_ns": p99,
-            "step_ns": timing.get("step_ns"), "arena": rep.get(result, "arena.size"),
-            "failures": rep.get(result, "replay.failures.total")}
+            "step_ns": timing.get("step_ns"), "arena": render.get(result, "arena.size"),
+            "failures": render.get(result, "replay.failures.total")}
 
 
 def _host_one(path: str, alloc: str, margin: float) -> dict:
@@ -154,12 +154,12 @@ def _host_one(path: str, alloc: str, margin: float) -> dict:
         search = engine.size_search(path, alloc)
     except engine.EngineError as e:
         return {"error": str(e)}
-    out: dict[str, Any] = {"min_heap": rep.get(search, "search.min_arena"),
-                           "nonmonotone": bool(rep.get(search, "search.nonmonotone")),
-                           "why_none": rep.get(search, "search.reason"),
-                           "hardening": rep.get(search, "engine.hk_hardening"),
-                           "arena_alignment": rep.get(search, "arena.alignment"),
-                           "hk_align": rep.get(search, "engine.hk_align")}
+    out: dict[str, Any] = {"min_heap": render.get(search, "search.min_arena"),
+                           "nonmonotone": bool(render.get(search, "search.nonmonotone")),
+                           "why_none": render.get(search, "search.reason"),
+                           "hardening": render.get(search, "engine.hk_hardening"),
+                           "arena_alignment": render.get(search, "arena.alignment"),
+                           "hk_align": render.get(search, "engine.hk_align")}
     if out["min_heap"]:
         try:
             res = engine.replay(path, alloc, arena=heap_with_margin(out["min_heap"], margin),
@@ -374,11 +374,11 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
         t = (r["targets"].get(tgt) or {}) if tgt else {}
         if t.get("failures") and r["min_heap"] > axis["arena"]:
             dropped.append(f"{r['allocator']} needs more heap than {axis['title']}'s "
-                           f"{rep.fmt_kib(axis['arena'])} arena")
+                           f"{render.fmt_kib(axis['arena'])} arena")
         elif t.get("failures"):
             dropped.append(f"{r['allocator']} fails {t['failures']:,} allocations on "
-                           f"{axis['title']}'s {rep.fmt_kib(axis['arena'])} arena (it needs "
-                           f"{rep.fmt_kib(r['min_heap'])} on the host)")
+                           f"{axis['title']}'s {render.fmt_kib(axis['arena'])} arena (it needs "
+                           f"{render.fmt_kib(r['min_heap'])} on the host)")
         elif (r.get("host") or {}).get("failures"):
             dropped.append(f"{r['allocator']} fails at its heap with margin")
         elif max_heap is not None and r["heap"] > max_heap:
@@ -413,13 +413,13 @@ def _over_budget(rows: list[dict], axis: dict, max_heap: int | None, max_insns: 
         fit = [r for r in rows if r["heap"] <= max_heap]
         if not fit:
             best = min(rows, key=lambda r: r["heap"])
-            return (f"no heap with margin fits --max-heap {rep.fmt_kib(max_heap)}: the "
-                    f"smallest is {best['allocator']}'s {rep.fmt_kib(best['heap'])}")
+            return (f"no heap with margin fits --max-heap {render.fmt_kib(max_heap)}: the "
+                    f"smallest is {best['allocator']}'s {render.fmt_kib(best['heap'])}")
     if max_insns is None:
         return f"every allocator within --max-heap fails: {'; '.join(dropped)}"
     best = min(fit, key=lambda r: row_cost(r, axis))
     return (f"no worst case within --max-instructions {max_insns:,}"
-            + (f" and --max-heap {rep.fmt_kib(max_heap)}" if max_heap is not None else "")
+            + (f" and --max-heap {render.fmt_kib(max_heap)}" if max_heap is not None else "")
             + f": the lowest is {best['allocator']}'s {row_cost(best, axis):,.0f}"
             + (f" (left out: {'; '.join(dropped)})" if dropped else ""))
 
@@ -427,8 +427,8 @@ def _over_budget(rows: list[dict], axis: dict, max_heap: int | None, max_insns: 
 def _reason(pick: dict, cands: list[dict], axis: dict, margin: float) -> str:
     unit = axis["unit"]
     cost = row_cost(pick, axis)
-    head = (f"{pick['allocator']}: heap ≥ {rep.fmt_kib(pick['min_heap'])}"
-            + (f" (+{margin:g} % margin: {rep.fmt_kib(pick['heap'])})" if margin > 0 else "")
+    head = (f"{pick['allocator']}: heap ≥ {render.fmt_kib(pick['min_heap'])}"
+            + (f" (+{margin:g} % margin: {render.fmt_kib(pick['heap'])})" if margin > 0 else "")
             + f", worst case {cost:,.0f} {unit}")
     if growth(pick["allocator"]) is not None:
         head += f" on this trace (it grows with {growth(pick['allocator'])})"
@@ -623,10 +623,10 @@ def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT
         if r["trace"] in traces:
             res = r.get("result") or {}
             host[(r["trace"], r["allocator"])] = {
-                "min_heap": rep.get(res, "search.min_arena"),
-                "nonmonotone": bool(rep.get(res, "search.nonmonotone")),
-                "why_none": r.get("error") or rep.get(res, "search.reason"),
-                "arena_alignment": rep.get(res, "arena.alignment")}
+                "min_heap": render.get(res, "search.min_arena"),
+                "nonmonotone": bool(render.get(res, "search.nonmonotone")),
+                "why_none": r.get("error") or render.get(res, "search.reason"),
+                "arena_alignment": render.get(res, "arena.alignment")}
     for r in data.get("runs", []):
         h = host.get((r["trace"], r["allocator"]))
         if h is not None and r.get("result"):
@@ -635,7 +635,7 @@ def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT
     small = [(n, Trace.load(t["path"])) for n, t in traces.items()
              if target_max_records is None or t["records"] <= target_max_records]
     names = [a["name"] for a in allocs]
-    eng = next((rep.get(r.get("result") or {}, "engine")
+    eng = next((render.get(r.get("result") or {}, "engine")
                 for r in data.get("runs", []) if r.get("result")), None) or {}
     hardening = eng.get("hk_hardening")
     tgt = measure_targets(small, names, targets, hardening, jobs, progress) if small else {}
@@ -708,7 +708,7 @@ def text(doc: dict) -> list[str]:
     for t in doc["traces"]:
         axis = t["cost"]
         out.append(f"== {t['trace']}: {t['records']:,} records" +
-                   (f", peak live {rep.fmt_kib(t['peak_live'])}" if t.get("peak_live") else ""))
+                   (f", peak live {render.fmt_kib(t['peak_live'])}" if t.get("peak_live") else ""))
         header = (["allocator", "min heap", "with margin"] +
                   [f"{doc['targets'][k].get('title', k)} worst insns" for k in tnames] +
                   ["host ns/op", "worst case grows with", f"detects (HK_HARDENING {lvl})"])
@@ -729,11 +729,11 @@ def text(doc: dict) -> list[str]:
                     cell = "skipped"
                 cells.append(cell)
             h = r.get("host") or {}
-            cells.append(rep.fmt_ns(h.get("ns_per_op"), h.get("step_ns")))
+            cells.append(render.fmt_ns(h.get("ns_per_op"), h.get("step_ns")))
             cells.append(r["growth"] or "bounded")
             cells.append((r.get("detects") or {}).get("text", "not measured"))
             rows.append(cells)
-        out.append(rep.text_table(header, rows))
+        out.append(render.text_table(header, rows))
         for why, names in none.items():
             out.append(f"no heap: {', '.join(names)} ({why})")
         for k, v in doc["targets"].items():
@@ -745,7 +745,7 @@ def text(doc: dict) -> list[str]:
         front = [r for r in t["rows"] if r.get("on_front")]
         front.sort(key=lambda r: r["min_heap"])
         out.append(f"Pareto front (*), smallest heap against {axis['label']}: " +
-                   ", ".join(f"{r['allocator']} ({rep.fmt_kib(r['min_heap'])}, "
+                   ", ".join(f"{r['allocator']} ({render.fmt_kib(r['min_heap'])}, "
                              f"{r['cost']:,.0f})" for r in front))
         for why in t.get("dropped") or []:
             out.append(f"left out: {why}")

@@ -35,7 +35,8 @@ from .errors import HeapkitError
 from .annotations import side_path
 from .boards import TARGETS
 from .importers import FORMATS, import_trace
-from .report import target_builds, target_description, target_summary_rows, text_table
+from .render import text_table
+from .report import target_builds, target_description, target_summary_rows
 from .trace import form_of_path, read_trace, write_trace
 from .workloads import WORKLOADS, get as get_workload
 

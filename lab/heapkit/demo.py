@@ -72,8 +72,9 @@ from typing import Any
 import numpy as np
 
 from . import progress as _progress
-from . import report as rep
+from . import render, report as rep
 from .errors import HeapkitError
+from .seeds import buddy_freertos, buddy_kth, fctma_pools
 
 SEED = 1
 SERIES = 200
@@ -276,11 +277,11 @@ def _bench_task(path: str, alloc: str, **kw) -> dict:
                             heapmap_cap=HEAPMAP_CAP, **kw)
     except engine.EngineError as e:
         return {"error": str(e)}
-    snaps = rep.get(res, "replay.heapmap.snapshots")
+    snaps = render.get(res, "replay.heapmap.snapshots")
     out: dict[str, Any] = {}
     if snaps:
-        out["heapmap_stats"] = rep.heapmap_stats(snaps)
-        out["heapmap_raster"] = rep.pack_heapmap(res)
+        out["heapmap_stats"] = render.heapmap_stats(snaps)
+        out["heapmap_raster"] = render.pack_heapmap(res)
         res["replay"]["heapmap"]["snapshots"] = []
         res["replay"]["heapmap"]["rasterized"] = True
     out["result"] = res
@@ -294,9 +295,9 @@ def _replay_task(path: str, alloc: str, heapmap: int = 0, **kw) -> dict:
     except engine.EngineError as e:
         return {"error": str(e)}
     out: dict[str, Any] = {}
-    snaps = rep.get(res, "replay.heapmap.snapshots")
+    snaps = render.get(res, "replay.heapmap.snapshots")
     if snaps:
-        out["heapmap_stats"] = rep.heapmap_stats(snaps)
+        out["heapmap_stats"] = render.heapmap_stats(snaps)
     out["result"] = _slim(res)
     return out
 
@@ -346,9 +347,9 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
 
     - ``paper``: buddy-freertos Tables 5-6, the paper's 20 timed allocations and their
       frees (the first records of buddy-paper) and the whole buddy-paper trace, for
-      :data:`heapkit.report.BUDDY_FOCUS` at buddy-paper's default arena;
+      :data:`heapkit.seeds.buddy_freertos.BUDDY_FOCUS` at buddy-paper's default arena;
     - ``delay2``: buddy and buddy-lazy on every seed workload
-      (:data:`heapkit.report.SEED_WORKLOADS`);
+      (:data:`heapkit.seeds.buddy_freertos.SEED_WORKLOADS`);
     - ``kth_levels``: buddy-kth Figure 4, one trace per size level with
       :data:`TARGET_KTH_SLOTS` slots, for the buddy-kth focus allocators and the C
       library's malloc (picolibc), the target's system malloc.
@@ -362,7 +363,7 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
     if tgt.missing_tools(t):
         return {"error": f"missing {', '.join(tgt.missing_tools(t))}: install them "
                          f"(apt-get install {t.packages}; make test does)"}
-    traces = {n: read_trace(made[n]["path"]) for n in rep.SEED_WORKLOADS + ("buddy-paper-20",)
+    traces = {n: read_trace(made[n]["path"]) for n in buddy_freertos.SEED_WORKLOADS + ("buddy-paper-20",)
               if "path" in made.get(n, {})}
     if "buddy-paper" not in traces or "buddy-paper-20" not in traces:
         return {"error": "the buddy-paper trace could not be prepared"}
@@ -377,7 +378,7 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
     paper_arena = arena_for(default_arena(traces["buddy-paper"].stats().peak_live_bytes))
     big_arena = arena_for(max([default_arena(tr.stats().peak_live_bytes) for tr in traces.values()]
                               + [4 * slots * (32 << (len(levels) - 1))]))
-    kth_allocs = [a for a in rep.KTH_FOCUS if a != "system"] + [t.libc]
+    kth_allocs = [a for a in buddy_kth.KTH_FOCUS if a != "system"] + [t.libc]
 
     def bench(items, allocs, arena):
         doc = tgt.bench(items, allocs=allocs, opts=[BUDDY_TARGET_OPT], jobs=jobs, progress=progress,
@@ -393,8 +394,8 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
         out = {"target": t.name, "title": t.title, "machine": t.machine, "opt": BUDDY_TARGET_OPT,
                "libc": t.libc, "paper_calls": BUDDY_PAPER_CALLS}
         out["paper"] = bench([(n, traces[n]) for n in ("buddy-paper-20", "buddy-paper")],
-                             list(rep.BUDDY_FOCUS), paper_arena)
-        out["delay2"] = bench([(n, traces[n]) for n in rep.SEED_WORKLOADS if n in traces],
+                             list(buddy_freertos.BUDDY_FOCUS), paper_arena)
+        out["delay2"] = bench([(n, traces[n]) for n in buddy_freertos.SEED_WORKLOADS if n in traces],
                               ["buddy", "buddy-lazy"], big_arena)
         out["kth_levels"] = bench(levels, kth_allocs, big_arena)
         out["kth_levels"].update(slots=slots, allocs=level_allocs, bounds=kth_level_bounds())
@@ -487,7 +488,7 @@ def _fctma_target(made: dict, jobs: int, progress: bool) -> dict:
     traces = [("itc", itc, ["pool", "freertos-heap4", "poolset"]),
               ("itc-sdma", sdma_prefix(itc, target.ARENA_SIZE), ["bump"])]
     try:
-        return target.bench(traces, opts=rep.FCTMA_LEVELS, jobs=jobs, progress=progress)
+        return target.bench(traces, opts=fctma_pools.FCTMA_LEVELS, jobs=jobs, progress=progress)
     except HeapkitError as e:
         return {"error": str(e).splitlines()[0]}
 
@@ -589,7 +590,7 @@ def _tasks(made: dict, allocs: list[str], quick: bool) -> list[tuple]:
             # than the request (level 0 asks 1-8 bytes): 4 x slots x the buddy block.
             spec = m["spec"]
             arena = max(default_arena(m["peak_live"]), 4 * spec["slots"] * (32 << spec["level"]))
-            for a in [x for x in rep.KTH_FOCUS if x in allocs]:
+            for a in [x for x in buddy_kth.KTH_FOCUS if x in allocs]:
                 add(n * _COST.get(a, 1.0), "kth_levels", (spec["level"], a), _replay_task,
                     m["path"], a, arena=arena)
         if role == "cse_single":
@@ -600,7 +601,7 @@ def _tasks(made: dict, allocs: list[str], quick: bool) -> list[tuple]:
                 add(n * _COST.get(a, 1.0), "itc_size", (None, a), _size_task, m["path"], a)
         if name == "kth":
             for w, p in m.get("window_paths", {}).items():
-                for a in [x for x in rep.KTH_FOCUS if x in allocs]:
+                for a in [x for x in buddy_kth.KTH_FOCUS if x in allocs]:
                     add(n * w / KTH_WINDOWS * _COST.get(a, 1.0), "kth_windows", (w, a),
                         _replay_task, p, a)
     probe = made.get("probe", {})
@@ -610,7 +611,7 @@ def _tasks(made: dict, allocs: list[str], quick: bool) -> list[tuple]:
         from .trace import read_trace
         bp_arena = default_arena(read_trace(bp["path"]).stats().peak_live_bytes)
     if "path" in calls and "path" in bp:
-        for a in [x for x in rep.BUDDY_FOCUS if x in allocs]:
+        for a in [x for x in buddy_freertos.BUDDY_FOCUS if x in allocs]:
             add(1, "buddy_paper_calls", (None, a), _replay_task, calls["path"], a, arena=bp_arena)
     if "path" in probe and "path" in bp:
         for a in allocs:
@@ -626,7 +627,7 @@ def _followups(gk: tuple, result: dict, made: dict) -> list[tuple]:
     group, (sub, alloc) = gk
     if group != "itc_size":
         return []
-    arena = rep.get(result.get("result") or {}, "search.min_arena")
+    arena = render.get(result.get("result") or {}, "search.min_arena")
     if not arena:
         return []
     return [("itc_min", (arena, alloc), _replay_task, (made["itc"]["path"], alloc),
@@ -677,7 +678,7 @@ def _execute(tasks: list[tuple], made: dict, allocs: list[str], info: dict, jobs
             spec = made[f"kth-level{sub}"]["spec"]
             entry.update(level=sub, lo=bounds[sub][0], hi=bounds[sub][1],
                          allocs=spec["allocs"], slots=spec["slots"],
-                         arena=rep.get(r.get("result") or {}, "arena.size"))
+                         arena=render.get(r.get("result") or {}, "arena.size"))
         elif group == "kth_windows":
             entry["window"] = sub
         elif group == "itc_min":
@@ -696,20 +697,20 @@ def summary_lines(data: dict) -> list[str]:
         if s["error"]:
             rows.append([s["trace"], s["allocator"], "n/a: " + s["error"]] + [""] * 9)
             continue
-        rows.append([s["trace"], s["allocator"], rep.fmt_int(s["failures"]),
-                     *[rep.fmt_ns(s[k], s["step"]) for k in
+        rows.append([s["trace"], s["allocator"], render.fmt_int(s["failures"]),
+                     *[render.fmt_ns(s[k], s["step"]) for k in
                        ("malloc_p50", "malloc_p99", "malloc_max", "free_p50", "free_p99", "free_max")],
-                     rep.fmt_pct(s["jw4"]), rep.fmt_bytes(s["peak_footprint"]),
+                     render.fmt_pct(s["jw4"]), render.fmt_bytes(s["peak_footprint"]),
                      str(s["bugs"])])
-    out = [rep.text_table(["trace", "allocator", "failures", "malloc p50", "malloc p99",
-                           "malloc max", "free p50", "free p99", "free max", "J&W #4",
-                           "peak footprint", "errors"], rows)]
+    out = [render.text_table(["trace", "allocator", "failures", "malloc p50", "malloc p99",
+                              "malloc max", "free p50", "free p99", "free max", "J&W #4",
+                              "peak footprint", "errors"], rows)]
     if data["size_runs"]:
         allocs, traces, cell, gm = rep.size_summary(data)
-        srows = [[a, rep.fmt_f(gm[a][0], 3), f"{gm[a][1]}/{len(traces)}"] for a in allocs]
+        srows = [[a, render.fmt_f(gm[a][0], 3), f"{gm[a][1]}/{len(traces)}"] for a in allocs]
         out += ["", "min arena / peak live requested, geometric mean over the real traces:",
-                rep.text_table(["allocator", "", "geomean", "traces"],
-                               [[r[0], ""] + r[1:] for r in srows])]
+                render.text_table(["allocator", "", "geomean", "traces"],
+                                  [[r[0], ""] + r[1:] for r in srows])]
     return out
 
 

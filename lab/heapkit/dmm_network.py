@@ -26,7 +26,7 @@ explore`` alone writes:
 - :data:`CAPTURE_SEARCH`: which packages were searched for larger captures.
 
 :func:`collect` returns ``{"explore": heapkit-explore document, "dmm_network":
-{...}}`` for the demo's ``extra``; heapkit/report.py renders both.
+{...}}`` for the demo's ``extra``; heapkit/seeds/custom_dmm_network.py renders both.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ the same build.
 
 :func:`main` is ``heapkit explore``: traces, space, runs, then per application
 the tables, the header, the firmware image and the plot (:func:`app_document`,
-:func:`build_firmware`; heapkit/report.py draws the tables and the plot).
+:func:`build_firmware`; heapkit/seeds/custom_dmm_network.py draws the tables and the plot).
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ import numpy as np
 from . import inputs, native
 from . import progress as _progress
 from .errors import HeapkitError
-from .report import explore_plot_png, explore_section, explore_table_rows, text_table
+from .render import text_table
+from .seeds.custom_dmm_network import explore_plot_png, explore_section, explore_table_rows
 
 FITS = ("first", "next", "best", "worst", "exact")
 ORDERS = ("lifo", "fifo", "address")

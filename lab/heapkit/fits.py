@@ -35,9 +35,10 @@ from typing import Any
 
 from . import engine, native, target, workloads
 from .errors import HeapkitError
-from .report import (CSE_RSS_HEAD, CSE_TIMING_HEAD, CSE_PAPER_RANK, claims_cse3320,
-                     cse3320_counter_rows, cse3320_ranking, cse3320_rss_rows, cse3320_timing_rows,
-                     ranking_text, text_table)
+from .render import text_table
+from .seeds.fits_cse3320 import (CSE_RSS_HEAD, CSE_TIMING_HEAD, CSE_PAPER_RANK, claims_cse3320,
+                                 cse3320_counter_rows, cse3320_ranking, cse3320_rss_rows,
+                                 cse3320_timing_rows, ranking_text)
 from .trace import OP_FREE, OP_MALLOC, TraceBuilder
 
 PAPER_HEADER = 24             # the seed's struct _block: size, next, free, padding (64-bit)

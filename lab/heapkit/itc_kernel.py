@@ -128,7 +128,8 @@ def measure(levels=LEVELS, jobs: int = 2) -> dict[str, Any]:
 
 def main() -> int:
     """``python -m heapkit.itc_kernel``: measure and print one table per level (make itc-kernel)."""
-    from .report import itc_kernel_rows, text_table, ITC_KERNEL_HEAD
+    from .render import text_table
+    from .seeds.fctma_pools import itc_kernel_rows, ITC_KERNEL_HEAD
     data = measure()
     for level, heaps in data["levels"].items():
         print(f"ITC on FreeRTOS V11.2.0, QEMU mps2-an385, {level}: instructions per call "

@@ -30,7 +30,8 @@ from typing import Any
 from . import native
 from . import progress as _progress
 from .errors import HeapkitError
-from .report import KTH_RELEASE_HEAD, kth_release_rows, text_table
+from .render import text_table
+from .seeds.buddy_kth import KTH_RELEASE_HEAD, kth_release_rows
 
 LIB_ENV, LIB_TARGET = "HEAPKIT_MALLOC_LIB", "heapkit_malloc"
 DRIVER_ENV, DRIVER_TARGET = "HEAPKIT_KTH_PROCESS", "hk-kth-process"

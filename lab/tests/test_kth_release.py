@@ -8,7 +8,8 @@ import json
 import pytest
 
 from heapkit import cli, kth_release
-from heapkit import report as rep
+from heapkit import render, report as rep
+from heapkit.seeds import buddy_kth
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,7 @@ def test_cli_table_and_json_the_report_takes(tmp_path, capsys):
     assert "buddy-8k+release" in text and "unmaps" in text
     data = rep.load([out])
     assert data["extra"]["kth_release"]["allocs"] == 2000
-    sec = rep.section_kth_release(data["extra"]["kth_release"], rep.Figures())
+    sec = buddy_kth.section_kth_release(data["extra"]["kth_release"], render.Figures())
     assert "heapkit kth-release --repeats 1 --allocs 2000 --slots 128" in sec
     assert json.loads(out.read_text())["kind"] == "heapkit-demo"
 

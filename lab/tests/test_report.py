@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from heapkit import cli
-from heapkit import report as rep
+from heapkit import render, report as rep
+from heapkit.seeds import buddy_freertos, buddy_kth, custom_dmm_network, fctma_pools, fits_cse3320
 
 HEADINGS = list(rep.SECTIONS.values())
 
@@ -357,9 +358,9 @@ def test_every_section_heading_appears(hand_page):
     _, page = hand_page
     for key, h in rep.SECTIONS.items():
         if key in ABSENT_IN_HAND:
-            assert f">{rep.esc(h)}</h2>" not in page and rep.esc(h) in left_out(page)
+            assert f">{render.esc(h)}</h2>" not in page and render.esc(h) in left_out(page)
         else:
-            assert f">{rep.esc(h)}</h2>" in page
+            assert f">{render.esc(h)}</h2>" in page
     assert "heapkit explore" in left_out(page) and "--target cortex-m3" in left_out(page)
     assert left_out(page).count("<li>") == len(ABSENT_IN_HAND)
     # the advice opens the page, before the contents of the rest
@@ -380,12 +381,12 @@ def test_summary_table_holds_every_run(hand_page):
     for r in data["runs"]:
         t = r["result"]["replay"]["timing"]
         for stat in ("p50", "p99", "max"):
-            assert rep.fmt_ns(t["malloc"][stat]) in summary
-            assert rep.fmt_ns(t["free"][stat]) in summary
+            assert render.fmt_ns(t["malloc"][stat]) in summary
+            assert render.fmt_ns(t["free"][stat]) in summary
         fp = r["result"]["replay"]["memory"]["peak_footprint"]
         if fp is not None:
-            assert rep.fmt_bytes(fp) in summary
-            assert rep.fmt_pct(r["result"]["replay"]["fragmentation"]["jw4"]) in summary
+            assert render.fmt_bytes(fp) in summary
+            assert render.fmt_pct(r["result"]["replay"]["fragmentation"]["jw4"]) in summary
     assert summary.count(">37</td>") == len(TRACES)        # poolset's failures per trace
 
 
@@ -409,10 +410,10 @@ def test_size_table_ratios_and_geomean(hand_page):
         if s["min_arena"]:
             ratio = s["min_arena"] / s["peak_live_requested"]
             ratios.setdefault(r["allocator"], []).append(ratio)
-            assert rep.fmt_f(ratio, 3) in size
+            assert render.fmt_f(ratio, 3) in size
     for a, xs in ratios.items():
         gm = math.exp(sum(map(math.log, xs)) / len(xs))
-        assert rep.fmt_f(gm, 3) in size
+        assert render.fmt_f(gm, 3) in size
     assert "n/a: arena" in size            # system has no arena
     assert "n/a: size" in size             # poolset fails at every size
     assert "0/2" in size and "2/2" in size
@@ -433,8 +434,8 @@ def test_buddy_freertos_tables(hand_page):
     # Tables 5/6: min / mean / max of buddy's malloc on buddy-paper
     t = data["runs"][0]["result"]["replay"]["timing"]
     for k in ("min", "p50", "p99", "max"):
-        assert rep.fmt_ns(t["malloc"][k]) in sec and rep.fmt_ns(t["free"][k]) in sec
-    assert rep.fmt_f(t["malloc"]["mean"]) in sec
+        assert render.fmt_ns(t["malloc"][k]) in sec and render.fmt_ns(t["free"][k]) in sec
+    assert render.fmt_f(t["malloc"]["mean"]) in sec
 
 
 def test_verdicts_follow_the_measurements(hand_page):
@@ -443,15 +444,15 @@ def test_verdicts_follow_the_measurements(hand_page):
     claims = rep.seed_claims(data)["buddy-freertos"]
     heap5 = next(c for c in claims if c.claim.startswith("heap_5"))
     buddy = next(c for c in claims if c.claim.startswith("the buddy"))
-    assert heap5.verdict == rep.HOLDS and buddy.verdict == rep.HOLDS
+    assert heap5.verdict == render.HOLDS and buddy.verdict == render.HOLDS
     sec = sections(page)["buddy-freertos"]
-    assert "Verdicts" in sec and rep.esc(heap5.reason) in sec
+    assert "Verdicts" in sec and render.esc(heap5.reason) in sec
     merged = json.loads(json.dumps(data))
     for r in merged["runs"]:
         if r["allocator"] == "freertos-heap5" and r["trace"] == "buddy-paper":
             r["result"]["replay"]["heapmap"]["snapshots"][-1]["blocks"] = [[0, 512, 0]]
     heap5 = next(c for c in rep.seed_claims(merged)["buddy-freertos"] if c.claim.startswith("heap_5"))
-    assert heap5.verdict == rep.FAILS
+    assert heap5.verdict == render.FAILS
     md = rep.claims_markdown(data)
     assert md.startswith("## buddy-freertos") and "**holds**" in md
 
@@ -483,10 +484,10 @@ def test_dmm_network_verdicts_follow_the_measurements():
     claims = rep.seed_claims(dmm_data())["custom-dmm-network"]
     by = {c.claim: c for c in claims}
     assert len(claims) == len(by) >= 17
-    untestable = [c.claim for c in claims if c.verdict == rep.UNTESTABLE]
+    untestable = [c.claim for c in claims if c.verdict == render.UNTESTABLE]
     assert len(untestable) == 2 and any("700-1,500" in c for c in untestable)
-    assert all(c.verdict == rep.HOLDS for c in claims if c.claim not in untestable), \
-        [c for c in claims if c.verdict != rep.HOLDS]
+    assert all(c.verdict == render.HOLDS for c in claims if c.claim not in untestable), \
+        [c for c in claims if c.verdict != render.HOLDS]
     drr = next(c for c in claims if c.claim.startswith("drr: the chosen custom allocator has less"))
     assert "5.0 %" in drr.reason and "Linux (Lea) 40.0 %" in drr.reason
     # now the measurements say otherwise
@@ -500,19 +501,19 @@ def test_dmm_network_verdicts_follow_the_measurements():
         t["capture_packets"] = 900                              # a capture large enough to judge
     data["extra"]["dmm_network"]["sizes"]["url-switch"]["httpx250"]["distinct"] = 22
     flipped = {c.claim: c for c in rep.seed_claims(data)["custom-dmm-network"]}
-    assert flipped[drr.claim].verdict == rep.FAILS and "not beaten: Linux (Lea)" in flipped[drr.claim].reason
+    assert flipped[drr.claim].verdict == render.FAILS and "not beaten: Linux (Lea)" in flipped[drr.claim].reason
     split = next(k for k in flipped if k.startswith("splitting"))
-    assert flipped[split].verdict == rep.FAILS
+    assert flipped[split].verdict == render.FAILS
     usage = next(k for k in flipped if k.startswith("traffic of Fig. 3"))
-    assert flipped[usage].verdict == rep.FAILS and "easyport ramp read as plateau" in flipped[usage].reason
+    assert flipped[usage].verdict == render.FAILS and "easyport ramp read as plateau" in flipped[usage].reason
     distinct = next(k for k in flipped if "700-1,500" in k)
-    assert flipped[distinct].verdict == rep.FAILS and "url-switch httpx250 22" in flipped[distinct].reason
+    assert flipped[distinct].verdict == render.FAILS and "url-switch httpx250 22" in flipped[distinct].reason
     assert "## custom-dmm-network" in rep.claims_markdown(data)
     # a trace on which any allocator failed on the board leaves the Cortex-M3 comparison
     for r in data["extra"]["dmm_network"]["target"]["runs"]:
         if r["app"] == "drr" and r["trace"] == "ramp" and r["allocator"] == "dmm-wince":
             r["failures"], r["total"] = 7, 1.0
-    m3 = rep.dmm_target_totals(data)
+    m3 = custom_dmm_network.dmm_target_totals(data)
     assert m3[("drr", "wince")] == {"total": 5e6, "traces": 4, "malloc": 300.0, "free": 150.0,
                                     "failures": 7}
     assert m3[("drr", "chosen")]["traces"] == 4 and m3[("easyport", "chosen")]["traces"] == 5
@@ -521,9 +522,9 @@ def test_dmm_network_verdicts_follow_the_measurements():
 def test_dmm_network_section_says_why_it_is_missing():
     data = hand_made()
     data["extra"]["dmm_network"] = {"error": "hk-netapp: no capture"}
-    sec = rep.section_dmm_network(data, rep.Figures())
-    assert isinstance(sec, rep.Absent) and "hk-netapp: no capture" in sec
-    assert rep.claims_dmm_network(data) == []
+    sec = custom_dmm_network.section_dmm_network(data, render.Figures())
+    assert isinstance(sec, render.Absent) and "hk-netapp: no capture" in sec
+    assert custom_dmm_network.claims_dmm_network(data) == []
 
 
 def test_fctma_tables_use_the_min_arena_runs(hand_page):
@@ -531,12 +532,12 @@ def test_fctma_tables_use_the_min_arena_runs(hand_page):
     sec = sections(page)["fctma-pools"]
     for e in data["extra"]["itc_min"]:
         t = e["result"]["replay"]["timing"]
-        assert rep.fmt_ns(t["malloc"]["p50"]) in sec
-        assert f"arena {rep.fmt_bytes(e['arena'])} B" in sec
+        assert render.fmt_ns(t["malloc"]["p50"]) in sec
+        assert f"arena {render.fmt_bytes(e['arena'])} B" in sec
         apl = e["result"]["replay"]["at_peak_live"]
         total = apl["footprint"] - apl["external"]
-        assert rep.fmt_bytes(total) in sec
-        assert rep.fmt_pct(1 - apl["requested"] / total) in sec
+        assert render.fmt_bytes(total) in sec
+        assert render.fmt_pct(1 - apl["requested"] / total) in sec
 
 
 def _calls(lo: int, hi: int, mean: float, sd: float, count: int = 3000) -> dict:
@@ -575,7 +576,7 @@ def with_fctma(data: dict) -> dict:
     return data
 
 
-def fctma_claim(data: dict, start: str) -> rep.Claim:
+def fctma_claim(data: dict, start: str) -> render.Claim:
     return next(c for c in rep.seed_claims(data)["fctma-pools"] if c.claim.startswith(start))
 
 
@@ -585,39 +586,39 @@ def test_fctma_instruction_tables():
     assert "Table I: duration of alloc(): Cortex-M3 instructions per call" in sec
     # heap_4 at -O0: mean 156.5 instructions = 2.17 us at 72 MHz, max 223 = 3.10 us
     assert "156.5" in sec and "2.17" in sec and "3.10" in sec
-    assert "485.5" in sec and rep.esc("SDMA (SimpleDMA)") in sec
+    assert "485.5" in sec and render.esc("SDMA (SimpleDMA)") in sec
     assert "131.4" in sec and "FreeRTOS test kernel" in sec           # the kernel run
     apl = data["extra"]["itc_min"][-2]["result"]["replay"]["at_peak_live"]   # pool's Table III row
-    assert rep.fmt_pct(1 - apl["requested"] / (apl["footprint"] - apl["external"])) in sec
+    assert render.fmt_pct(1 - apl["requested"] / (apl["footprint"] - apl["external"])) in sec
     assert "Verdicts" in sec
     assert "22,606 user bytes of 24,480 B" in sec and "7.7 %" in sec   # Table III on the Cortex-M3
 
 
 def test_fctma_verdicts_follow_the_measurements():
     data = with_fctma(hand_made())
-    assert fctma_claim(data, "FCTMA's alloc() is faster").verdict == rep.HOLDS
-    assert fctma_claim(data, "FCTMA allocates and frees in constant time").verdict == rep.HOLDS
-    assert fctma_claim(data, "heap_4's alloc() standard deviation").verdict == rep.HOLDS
-    assert fctma_claim(data, "FCTMA's free() is nearly 3").verdict == rep.FAILS   # 127.25 / 104
-    assert fctma_claim(data, "SDMA's alloc() is about 78").verdict == rep.FAILS
-    assert fctma_claim(data, "on the kernel, FCTMA").verdict == rep.HOLDS
-    assert fctma_claim(data, "FCTMA is faster than any").verdict == rep.UNTESTABLE
+    assert fctma_claim(data, "FCTMA's alloc() is faster").verdict == render.HOLDS
+    assert fctma_claim(data, "FCTMA allocates and frees in constant time").verdict == render.HOLDS
+    assert fctma_claim(data, "heap_4's alloc() standard deviation").verdict == render.HOLDS
+    assert fctma_claim(data, "FCTMA's free() is nearly 3").verdict == render.FAILS   # 127.25 / 104
+    assert fctma_claim(data, "SDMA's alloc() is about 78").verdict == render.FAILS
+    assert fctma_claim(data, "on the kernel, FCTMA").verdict == render.HOLDS
+    assert fctma_claim(data, "FCTMA is faster than any").verdict == render.UNTESTABLE
     assert "156.5" in fctma_claim(data, "FCTMA's alloc() is faster").reason
     # The data says otherwise: the verdicts flip.
     runs = data["extra"]["fctma_target"]["runs"]
     pool = next(r for r in runs if (r["build"], r["allocator"]) == ("-O0", "pool"))
     pool["stats"]["malloc"].update(max=400, mean=170.0, sd=60.0)
     pool["stats"]["free"].update(mean=40.0)
-    assert fctma_claim(data, "FCTMA's alloc() is faster").verdict == rep.FAILS
-    assert fctma_claim(data, "FCTMA allocates and frees in constant time").verdict == rep.FAILS
-    assert fctma_claim(data, "heap_4's alloc() standard deviation").verdict == rep.FAILS
-    assert fctma_claim(data, "FCTMA's free() is nearly 3").verdict == rep.HOLDS
+    assert fctma_claim(data, "FCTMA's alloc() is faster").verdict == render.FAILS
+    assert fctma_claim(data, "FCTMA allocates and frees in constant time").verdict == render.FAILS
+    assert fctma_claim(data, "heap_4's alloc() standard deviation").verdict == render.FAILS
+    assert fctma_claim(data, "FCTMA's free() is nearly 3").verdict == render.HOLDS
     data["extra"]["itc_kernel"]["levels"]["-O2"]["pool"]["free"]["max"] = 30
-    assert fctma_claim(data, "on the kernel, FCTMA").verdict == rep.FAILS
+    assert fctma_claim(data, "on the kernel, FCTMA").verdict == render.FAILS
     # Table III on the Cortex-M3: 1 - 22606 / 24480 = 7.7 %, within twice the paper's 6.03 %
-    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == rep.HOLDS
+    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == render.HOLDS
     data["extra"]["itc_kernel"]["levels"]["-O2"]["pool"]["table3"]["peak_used"] = 40000
-    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == rep.FAILS
+    assert fctma_claim(data, "FCTMA's internal fragmentation is low").verdict == render.FAILS
 
 
 def test_fctma_without_target_says_why():
@@ -627,7 +628,7 @@ def test_fctma_without_target_says_why():
     sec = sections(rep.build_html(rep.normalize(data), "t"))["fctma-pools"]
     assert "Cortex-M3 counts: not measured in these results: qemu-system-arm not installed" in sec
     assert "The kernel run: not measured in these results: no cross compiler" in sec
-    assert not [c for c in rep.claims_fctma(data) if "Table I:" in c.claim]
+    assert not [c for c in fctma_pools.claims_fctma(data) if "Table I:" in c.claim]
 
 
 def test_cse3320_counters_and_timing(hand_page):
@@ -636,10 +637,10 @@ def test_cse3320_counters_and_timing(hand_page):
     run = next(r for r in data["runs"] if r["trace"] == "cse3320"
                and r["allocator"] == "seqfit-first")
     for key, value in run["result"]["replay"]["counters"].items():
-        assert rep.fmt_int(value) in sec, key
+        assert render.fmt_int(value) in sec, key
     for r in data["runs"]:
         if r["trace"] == "cse3320" and r["allocator"] in ("system",) + CSE_FITS:
-            assert rep.fmt_f(r["result"]["replay"]["timing"]["malloc"]["mean"]) in sec
+            assert render.fmt_f(r["result"]["replay"]["timing"]["malloc"]["mean"]) in sec
 
 
 def test_cse3320_counters_beside_the_paper(hand_page):
@@ -653,13 +654,13 @@ def test_cse3320_counters_beside_the_paper(hand_page):
     assert 'class="bad n">11,992' in row and "--pad 16" in sec
     # instruction counts lead the timing table; newlib stands for the system malloc
     for a in data["extra"]["cse3320"]["icount"]["runs"]:
-        assert rep.fmt_f(a["malloc"]["mean"]) in sec and rep.fmt_f(a["free"]["mean"]) in sec
+        assert render.fmt_f(a["malloc"]["mean"]) in sec and render.fmt_f(a["free"]["mean"]) in sec
     for c in data["extra"]["cse3320"]["rss"]["configs"]:
-        assert rep.fmt_int(c["rss_peak_kb"]) in sec
+        assert render.fmt_int(c["rss_peak_kb"]) in sec
     assert "Measured: <b>System &gt; Next Fit = First Fit &gt; Best Fit = Worst Fit</b>" in sec
 
 
-def _cse_claim(data: dict, start: str) -> "rep.Claim":
+def _cse_claim(data: dict, start: str) -> "render.Claim":
     return next(c for c in rep.seed_claims(data)["fits-cse3320"] if c.claim.startswith(start))
 
 
@@ -668,16 +669,16 @@ def test_cse3320_verdicts_follow_the_measurements(hand_page):
     claims = rep.seed_claims(data)["fits-cse3320"]
     assert len(claims) == 10
     verdicts = {c.claim.split(" (")[0]: c.verdict for c in claims}
-    assert [v for k, v in verdicts.items() if "counters" in k] == [rep.FAILS] * 4
+    assert [v for k, v in verdicts.items() if "counters" in k] == [render.FAILS] * 4
     assert _cse_claim(data, "Best Fit's counters").reason.endswith("coalesces differ, the rest match.")
-    assert _cse_claim(data, "Best Fit's max heap").verdict == rep.FAILS
-    assert _cse_claim(data, "Next Fit leaves").verdict == rep.FAILS
-    assert _cse_claim(data, "malloc time").verdict == rep.HOLDS
-    assert _cse_claim(data, "System's free").verdict == rep.HOLDS
-    assert _cse_claim(data, "the system malloc's resident").verdict == rep.HOLDS
-    assert _cse_claim(data, "the final ranking").verdict == rep.FAILS
+    assert _cse_claim(data, "Best Fit's max heap").verdict == render.FAILS
+    assert _cse_claim(data, "Next Fit leaves").verdict == render.FAILS
+    assert _cse_claim(data, "malloc time").verdict == render.HOLDS
+    assert _cse_claim(data, "System's free").verdict == render.HOLDS
+    assert _cse_claim(data, "the system malloc's resident").verdict == render.HOLDS
+    assert _cse_claim(data, "the final ranking").verdict == render.FAILS
     sec = sections(page)["fits-cse3320"]
-    assert rep.esc(_cse_claim(data, "malloc time").reason) in sec
+    assert render.esc(_cse_claim(data, "malloc time").reason) in sec
     # The paper's table at the seed's header: every claim on the counters flips.
     flipped = json.loads(json.dumps(data))
     ext = flipped["extra"]["cse3320"]
@@ -691,25 +692,25 @@ def test_cse3320_verdicts_follow_the_measurements(hand_page):
             r["counters"].update(zip(keys, paper[r["allocator"]]))
     for start in ("First Fit's counters", "Next Fit's counters", "Best Fit's counters",
                   "Worst Fit's counters", "Best Fit's max heap", "Next Fit leaves"):
-        assert _cse_claim(flipped, start).verdict == rep.HOLDS, start
+        assert _cse_claim(flipped, start).verdict == render.HOLDS, start
     # ... and the paper's ranking with it: best fit's smaller heap against first fit's
     # speed (over 5 % fewer instructions) is a tie, worst fit is dominated by best fit,
     # next fit leaves two blocks.
-    assert rep.cse3320_ranking(flipped) == [["system"], ["seqfit-best", "seqfit-first"],
-                                            ["seqfit-worst"], ["seqfit-next"]]
-    assert _cse_claim(flipped, "the final ranking").verdict == rep.HOLDS
+    assert fits_cse3320.cse3320_ranking(flipped) == [["system"], ["seqfit-best", "seqfit-first"],
+                                                     ["seqfit-worst"], ["seqfit-next"]]
+    assert _cse_claim(flipped, "the final ranking").verdict == render.HOLDS
     for r in ext["icount"]["runs"]:
         if r["allocator"] == "seqfit-best":
             r["malloc"]["mean"] = 200.0
-    assert _cse_claim(flipped, "malloc time").verdict == rep.FAILS     # best fit now beats next fit
-    assert rep.cse3320_ranking(flipped)[1] == ["seqfit-best"]       # smaller and as fast: alone
+    assert _cse_claim(flipped, "malloc time").verdict == render.FAILS     # best fit now beats next fit
+    assert fits_cse3320.cse3320_ranking(flipped)[1] == ["seqfit-best"]       # smaller and as fast: alone
     # glibc's process no longer the smallest
     ext["rss"]["configs"][0]["rss_peak_kb"] = 9999
-    assert _cse_claim(flipped, "the system malloc's resident").verdict == rep.FAILS
+    assert _cse_claim(flipped, "the system malloc's resident").verdict == render.FAILS
     # Without the seed-specific runs every claim is untestable, each with its fixed reason.
     bare = json.loads(json.dumps(data))
     del bare["extra"]["cse3320"]
-    assert {c.verdict for c in rep.seed_claims(bare)["fits-cse3320"]} == {rep.UNTESTABLE}
+    assert {c.verdict for c in rep.seed_claims(bare)["fits-cse3320"]} == {render.UNTESTABLE}
 
 
 def test_kth_section(hand_page):
@@ -759,9 +760,9 @@ def test_missing_trace_sections_say_so():
     for key, trace in (("buddy-freertos", "buddy-paper"), ("fctma-pools", "itc"),
                        ("buddy-kth", "kth"), ("fits-cse3320", "cse3320")):
         assert key not in sections(page)
-        assert f"{rep.esc(rep.SECTIONS[key])}: no <code>{trace}</code> runs here" in left_out(page)
+        assert f"{render.esc(rep.SECTIONS[key])}: no <code>{trace}</code> runs here" in left_out(page)
     for h in HEADINGS:
-        assert rep.esc(h) in page
+        assert render.esc(h) in page
 
 
 def test_advice_opens_the_page(hand_page):
@@ -772,7 +773,7 @@ def test_advice_opens_the_page(hand_page):
     # buddy: 70,000 B + 25 % = 87,500 B, 500 instructions, 3 ns per op (below the 9.8 ns step)
     assert ('<tr><td>ls</td><td>buddy</td><td class="n">85.4 KiB</td>'
             '<td class="n">500 insns (Cortex-M3)</td><td class="n">&lt; 10</td>') in overview
-    assert rep.esc(t["reason"]) in overview
+    assert render.esc(t["reason"]) in overview
     assert advice.count('src="data:image/png;base64,') == 1      # the fronts
     # the details: every allocator, the ones without a heap say why
     assert "<td>buddy (recommended)</td>" in advice and "<td>freertos-heap5 (front)</td>" in advice
@@ -792,8 +793,8 @@ def test_report_of_an_advise_file(tmp_path):
 
 
 def test_host_times_below_the_clock_step():
-    assert rep.fmt_ns(0, 9.8) == "< 10" and rep.fmt_ns(9.0, 9.8) == "< 10"
-    assert rep.fmt_ns(10, 9.8) == "10" and rep.fmt_ns(0) == "0" and rep.fmt_ns(None, 9.8) == "n/a"
+    assert render.fmt_ns(0, 9.8) == "< 10" and render.fmt_ns(9.0, 9.8) == "< 10"
+    assert render.fmt_ns(10, 9.8) == "10" and render.fmt_ns(0) == "0" and render.fmt_ns(None, 9.8) == "n/a"
     data = hand_made()
     run = data["runs"][0]
     run["result"]["replay"]["timing"]["step_ns"] = 24.4
@@ -828,23 +829,23 @@ def test_size_section_names_engine_reasons_only_when_there_are_some():
 def test_rasterize_exact_coverage():
     snaps = [{"record": 0, "blocks": [[0, 50, 1], [50, 50, 0]]},
              {"record": 1, "blocks": [[10, 20, 1], [30, 40, 1], [70, 30, 0]]}]
-    used, free = rep.rasterize(snaps, 100, bins=4)
+    used, free = render.rasterize(snaps, 100, bins=4)
     assert np.allclose(used[0], [1, 1, 0, 0]) and np.allclose(free[0], [0, 0, 1, 1])
     assert np.allclose(used[1], [0.6, 1, 0.8, 0]) and np.allclose(free[1], [0, 0, 0.2, 1])
 
 
 def test_packed_heapmap_round_trip():
     res = _result("tlsf", "t", 3)
-    packed = rep.pack_heapmap(res, bins=32)
-    records, top, used, free = rep.heapmap_picture({"heapmap_raster": packed})
-    u2, f2 = rep.rasterize(res["replay"]["heapmap"]["snapshots"], top, 32)
+    packed = render.pack_heapmap(res, bins=32)
+    records, top, used, free = render.heapmap_picture({"heapmap_raster": packed})
+    u2, f2 = render.rasterize(res["replay"]["heapmap"]["snapshots"], top, 32)
     assert records == [499, 999] and top == res["replay"]["memory"]["peak_end"]
     assert np.abs(used - u2).max() <= 1 / 255 and np.abs(free - f2).max() <= 1 / 255
 
 
 def test_heapmap_stats():
-    st = rep.heapmap_stats([{"record": 7, "blocks": [[0, 8, 1], [8, 24, 0], [32, 16, 0],
-                                                     [48, 8, 1]]}])
+    st = render.heapmap_stats([{"record": 7, "blocks": [[0, 8, 1], [8, 24, 0], [32, 16, 0],
+                                                        [48, 8, 1]]}])
     assert st == [{"record": 7, "free_blocks": 2, "largest_free": 24, "smallest_free": 16,
                    "free_bytes": 40, "used_blocks": 2, "merged": False}]
 
@@ -864,9 +865,9 @@ def test_report_from_bench_and_size_files(tmp_path, capsys):
                      "--results", str(tmp_path / "s.json"), "-o", str(out)]) == 0
     page = out.read_text()
     for h in HEADINGS:
-        assert rep.esc(h) in page
+        assert render.esc(h) in page
     assert external_refs(page) == []
-    assert rep.fmt_ns(data["runs"][0]["result"]["replay"]["timing"]["malloc"]["p50"]) in page
+    assert render.fmt_ns(data["runs"][0]["result"]["replay"]["timing"]["malloc"]["p50"]) in page
     # the positional form (what earlier versions took) gives the same page
     out2 = tmp_path / "r2.html"
     assert cli.main(["report", str(tmp_path / "b.json"), str(tmp_path / "s.json"),
@@ -914,14 +915,14 @@ def test_quick_demo_report(quick_demo):
     page = (quick_demo / "report.html").read_text()
     assert data["kind"] == "heapkit-demo" and data["meta"]["quick"]
     for key, h in rep.SECTIONS.items():     # the demo explores the network traces; no target document
-        assert (f">{rep.esc(h)}</h2>" in page) == (key != "target")
+        assert (f">{render.esc(h)}</h2>" in page) == (key != "target")
     assert external_refs(page) == []
     # the page opens with the advice on every real trace the demo size-searched
     assert page.index('<h2 id="advice">') < page.index("<nav>")
     real = {r["trace"] for r in data["size_runs"]}
     assert {t["trace"] for t in data["advice"]["traces"]} == real
     for t in data["advice"]["traces"]:
-        assert t["recommendation"] and rep.esc(t["reason"]) in sections(page)["advice"]
+        assert t["recommendation"] and render.esc(t["reason"]) in sections(page)["advice"]
     assert rep.machine_text(data["meta"]) in page
     from heapkit import engine
     allocs = engine.list_allocators()
@@ -935,17 +936,17 @@ def test_quick_demo_report(quick_demo):
             continue
         t = (r["result"]["replay"].get("timing") or {}).get("malloc") or {}
         if t.get("count"):
-            assert rep.esc(rep.fmt_ns(t["p50"], rep.clock_step(r))) in summary
+            assert render.esc(render.fmt_ns(t["p50"], render.clock_step(r))) in summary
         fp = r["result"]["replay"]["memory"]["peak_footprint"]
         if fp is not None:
-            assert rep.fmt_bytes(fp) in summary
+            assert render.fmt_bytes(fp) in summary
     # the cse3320 counters come from the engine's counters object
     single = {e["allocator"]: e for e in data["extra"]["cse3320_single"]}
     cse = sections(page)["fits-cse3320"]
     if "seqfit-first" in single:
         c = single["seqfit-first"]["result"]["replay"]["counters"]
         assert c is not None and c["requested"] == 20296
-        assert rep.fmt_int(c["max_heap"]) in cse
+        assert render.fmt_int(c["max_heap"]) in cse
     # every plot slot was filled
     assert "\x00FIG" not in page
     assert page.count('src="data:image/png;base64,') >= 3 * len(traces)
@@ -1032,25 +1033,25 @@ def buddy_data() -> dict:
     data["extra"]["kth_release"] = hand_kth_release()
     data["extra"]["buddy_paper_calls"] = [
         {"allocator": a, "result": _result(a, "buddy-paper-20", 80 + k, family=f)}
-        for k, (a, f) in enumerate(ALLOCS) if a in rep.BUDDY_FOCUS]
+        for k, (a, f) in enumerate(ALLOCS) if a in buddy_freertos.BUDDY_FOCUS]
     return data
 
 
-def claim(claims, start: str) -> rep.Claim:
+def claim(claims, start: str) -> render.Claim:
     return next(c for c in claims if c.claim.startswith(start))
 
 
 def test_buddy_tables_5_6_in_instructions_with_host_ns_beside():
     data = buddy_data()
-    sec = rep.section_buddy_freertos(data)
+    sec = buddy_freertos.section_buddy_freertos(data)
     assert "exact instructions on RV32IMAC" in sec and "the paper&#x27;s 20 calls" in sec
     # buddy's malloc on the paper's calls: 120 / 149 / 142.5 / 150, max/min 1.25, and at
     # 192 MHz 120 instructions are 0.625 us
     row = re.search(r"<td>buddy</td>.*?</tr>", sec.split("Table 5: allocation time, exact")[1]).group(0)
     for cell in ("120", "149", "142.5", "150", "1.25", "0.62 / 0.74 / 0.78", "4 / ~5-6 / 7"):
-        assert f">{rep.esc(cell)}</td>" in row, cell
+        assert f">{render.esc(cell)}</td>" in row, cell
     host = _result("buddy", "buddy-paper-20", 80, family="heapkit")["replay"]["timing"]["malloc"]
-    assert f">{rep.fmt_ns(host['p50'])}</td>" in row
+    assert f">{render.fmt_ns(host['p50'])}</td>" in row
     assert "192 MHz" in sec and "one instruction as one cycle" in sec
     # the host-only tables give way to the counts
     assert "host nanoseconds (all malloc calls" not in sec
@@ -1061,10 +1062,10 @@ def test_buddy_tables_5_6_in_instructions_with_host_ns_beside():
 def test_buddy_sections_say_how_to_get_the_counts():
     data = rep.normalize(copy.deepcopy(hand_made()))
     data["extra"]["buddy_target"] = {"error": "missing qemu-system-riscv32: install it"}
-    sec = rep.section_buddy_freertos(data)
+    sec = buddy_freertos.section_buddy_freertos(data)
     assert "missing qemu-system-riscv32" in sec and "gcc-riscv64-unknown-elf" in sec
     assert "host nanoseconds (all malloc calls" in sec      # the host tables stay
-    kth = rep.section_kth(data, rep.Styles(rep.allocator_order(data), {}), rep.Figures())
+    kth = buddy_kth.section_kth(data, render.Styles(render.allocator_order(data), {}), render.Figures())
     assert "Figure 4 in instructions: not in these results" in kth
 
 
@@ -1074,15 +1075,15 @@ def test_buddy_claims_follow_the_counts():
     steady = claim(claims, "Table 5: the buddy's allocation time is steadier")
     fast = claim(claims, "Table 5: the buddy's allocation is faster")
     # buddy 120-150 (spread 30) vs heap_5 60-64 (spread 4); mean 142.5 vs 63.75
-    assert steady.verdict == rep.FAILS and "120-150" in steady.reason and "60-64" in steady.reason
-    assert fast.verdict == rep.FAILS and "142.5" in fast.reason
+    assert steady.verdict == render.FAILS and "120-150" in steady.reason and "60-64" in steady.reason
+    assert fast.verdict == render.FAILS and "142.5" in fast.reason
     rises = claim(claims, "Section 5.3: heap_5's allocation time rises")
-    assert rises.verdict == rep.HOLDS and "at most 400" in rises.reason
+    assert rises.verdict == render.HOLDS and "at most 400" in rises.reason
     eff = claim(claims, "Table 2: the buddy's allocation efficiency")
     # per call: buddy (141 + 160) / 2 = 150.5, heap_5 (101 + 75) / 2 = 88
-    assert eff.verdict == rep.FAILS and "150.5" in eff.reason and "88.0" in eff.reason
-    assert claim(claims, "Tables 5-6: the absolute times").verdict == rep.UNTESTABLE
-    assert claim(claims, "Table 1: Fibonacci").verdict == rep.UNTESTABLE
+    assert eff.verdict == render.FAILS and "150.5" in eff.reason and "88.0" in eff.reason
+    assert claim(claims, "Tables 5-6: the absolute times").verdict == render.UNTESTABLE
+    assert claim(claims, "Table 1: Fibonacci").verdict == render.UNTESTABLE
     # flip: the buddy's 20 calls steady and cheap
     flipped = copy.deepcopy(data)
     for r in flipped["extra"]["buddy_target"]["paper"]["runs"]:
@@ -1090,92 +1091,92 @@ def test_buddy_claims_follow_the_counts():
             r["stats"]["malloc"].update(min=50, max=51, mean=50.5)
             r["stats"]["free"].update(mean=40.0)
     claims = rep.seed_claims(flipped)["buddy-freertos"]
-    assert claim(claims, "Table 5: the buddy's allocation time is steadier").verdict == rep.HOLDS
-    assert claim(claims, "Table 5: the buddy's allocation is faster").verdict == rep.HOLDS
-    assert claim(claims, "Table 6: the buddy's free is faster").verdict == rep.HOLDS
+    assert claim(claims, "Table 5: the buddy's allocation time is steadier").verdict == render.HOLDS
+    assert claim(claims, "Table 5: the buddy's allocation is faster").verdict == render.HOLDS
+    assert claim(claims, "Table 6: the buddy's free is faster").verdict == render.HOLDS
 
 
 def test_delay2_verdict_and_table():
     data = buddy_data()
-    rows = {e["workload"]: e for e in rep.delay2_rows(data)}
+    rows = {e["workload"]: e for e in buddy_freertos.delay2_rows(data)}
     # kth: (120 + 150) / 2 = 135 vs (108 + 135) / 2 = 121.5: 10 % faster; itc: 5 % slower
     assert rows["kth"]["speedup"] == pytest.approx(0.10) and rows["itc"]["speedup"] == pytest.approx(-0.05)
     claims = rep.seed_claims(data)["buddy-freertos"]
     faster = claim(claims, "Section 2.5: DELAY-2 lazy coalescing is faster")
-    assert faster.verdict == rep.FAILS            # slower on itc
+    assert faster.verdict == render.FAILS            # slower on itc
     assert "+10.0 % (kth)" in faster.reason and "-5.0 % (itc)" in faster.reason
     reach = claim(claims, "Section 2.5: DELAY-2's speed-up")
-    assert reach.verdict == rep.FAILS and "the best is 10.0 %" in reach.reason
-    sec = rep.section_buddy_freertos(data)
+    assert reach.verdict == render.FAILS and "the best is 10.0 %" in reach.reason
+    sec = buddy_freertos.section_buddy_freertos(data)
     assert "DELAY-2" in sec and ">10.0 %</td>" in sec
     lazier = copy.deepcopy(data)
     for r in lazier["extra"]["buddy_target"]["delay2"]["runs"]:
         if r["allocator"] == "buddy-lazy":
             r["stats"]["malloc"]["mean"] = r["stats"]["free"]["mean"] = 60.0
     claims = rep.seed_claims(lazier)["buddy-freertos"]
-    assert claim(claims, "Section 2.5: DELAY-2 lazy coalescing is faster").verdict == rep.HOLDS
-    assert claim(claims, "Section 2.5: DELAY-2's speed-up").verdict == rep.HOLDS
+    assert claim(claims, "Section 2.5: DELAY-2 lazy coalescing is faster").verdict == render.HOLDS
+    assert claim(claims, "Section 2.5: DELAY-2's speed-up").verdict == render.HOLDS
 
 
 def test_waste_table_and_verdict():
     data = buddy_data()
-    rows = rep.buddy_waste_rows(data)
+    rows = buddy_freertos.buddy_waste_rows(data)
     # hand_made: buddy on the four seed workloads, granted = requested + 300
     assert [e["trace"] for e in rows] == ["buddy-paper", "itc", "kth", "cse3320"]
     for e in rows:
         assert e["internal"] == pytest.approx(300 / e["granted"])
     c = claim(rep.seed_claims(data)["buddy-freertos"], "Table 1: binary buddy wastes 25-40 % (internal")
-    assert c.verdict == rep.FAILS and "0 of 4 inside" in c.reason
+    assert c.verdict == render.FAILS and "0 of 4 inside" in c.reason
     wasteful = copy.deepcopy(data)
     for r in wasteful["runs"]:
         if r["allocator"] == "buddy":
             apl = r["result"]["replay"]["at_peak_live"]
             apl["granted"] = apl["requested"] * 10 // 7      # 30 % of granted wasted
     c = claim(rep.seed_claims(wasteful)["buddy-freertos"], "Table 1: binary buddy wastes 25-40 % (internal")
-    assert c.verdict == rep.HOLDS and "4 of 4 inside" in c.reason
-    assert "Table 1: binary buddy's waste, measured" in rep.section_buddy_freertos(data)
+    assert c.verdict == render.HOLDS and "4 of 4 inside" in c.reason
+    assert "Table 1: binary buddy's waste, measured" in buddy_freertos.section_buddy_freertos(data)
 
 
 def test_buddy_footprint_explained_in_its_own_section():
-    sec = rep.section_buddy_freertos(buddy_data())
+    sec = buddy_freertos.section_buddy_freertos(buddy_data())
     assert "each top-level block up to its highest live block" in sec and "high-water mark" in sec
 
 
 def test_kth_claims_follow_the_measurements():
     data = buddy_data()
     claims = rep.seed_claims(data)["buddy-kth"]
-    assert claim(claims, "Figure 2: giving top-level blocks back").verdict == rep.HOLDS
+    assert claim(claims, "Figure 2: giving top-level blocks back").verdict == render.HOLDS
     # hand-made: 1 KiB free with the release against 100 KiB without, a hundredth
-    assert claim(claims, "Figure 2: it cuts the free memory").verdict == rep.HOLDS
-    assert claim(claims, "Figure 1: the free memory in the free lists grows").verdict == rep.HOLDS
-    assert claim(claims, "Figure 1: balloc's external fragmentation is fairly low").verdict == rep.UNTESTABLE
-    assert claim(claims, "Figure 3: the optimised balloc").verdict == rep.HOLDS
+    assert claim(claims, "Figure 2: it cuts the free memory").verdict == render.HOLDS
+    assert claim(claims, "Figure 1: the free memory in the free lists grows").verdict == render.HOLDS
+    assert claim(claims, "Figure 1: balloc's external fragmentation is fairly low").verdict == render.UNTESTABLE
+    assert claim(claims, "Figure 3: the optimised balloc").verdict == render.HOLDS
     lvl7 = claim(claims, "Figure 4: the optimised balloc takes significantly longer at level seven")
-    assert lvl7.verdict == rep.HOLDS and "by 12.0 at level 7" in lvl7.reason
-    assert claim(claims, "Figure 3 and conclusion: the system malloc is faster").verdict == rep.HOLDS
-    assert claim(claims, "Figure 3: balloc's disadvantage is largest").verdict == rep.HOLDS
+    assert lvl7.verdict == render.HOLDS and "by 12.0 at level 7" in lvl7.reason
+    assert claim(claims, "Figure 3 and conclusion: the system malloc is faster").verdict == render.HOLDS
+    assert claim(claims, "Figure 3: balloc's disadvantage is largest").verdict == render.HOLDS
     rise = claim(claims, "Figure 4: balloc gets more costly")
-    assert rise.verdict == rep.HOLDS and "124 instructions per malloc (median) at level 0 and 124" in rise.reason
-    assert claim(claims, "Figure 4: the system malloc is faster than balloc at every").verdict == rep.HOLDS
+    assert rise.verdict == render.HOLDS and "124 instructions per malloc (median) at level 0 and 124" in rise.reason
+    assert claim(claims, "Figure 4: the system malloc is faster than balloc at every").verdict == render.HOLDS
     mcu = claim(claims, "Figure 4 on an MCU")
-    assert mcu.verdict == rep.FAILS and "0 of 8 levels" in mcu.reason
+    assert mcu.verdict == render.FAILS and "0 of 8 levels" in mcu.reason
     # the hand-made kth runs have 1200 B external at peak live
-    assert claim(claims, "Introduction: the buddy algorithm leaves no holes").verdict == rep.FAILS
+    assert claim(claims, "Introduction: the buddy algorithm leaves no holes").verdict == render.FAILS
     flipped = copy.deepcopy(data)
     for c in flipped["extra"]["kth_release"]["configs"]:
         if c["name"] == "buddy-8k+release":
             c["series"]["free"] = [200_000] * len(c["series"]["free"])
             c["malloc_mean"] = 100.0
     claims = rep.seed_claims(flipped)["buddy-kth"]
-    assert claim(claims, "Figure 2: it cuts the free memory").verdict == rep.FAILS
-    assert claim(claims, "Figure 3: the optimised balloc").verdict == rep.FAILS
+    assert claim(claims, "Figure 2: it cuts the free memory").verdict == render.FAILS
+    assert claim(claims, "Figure 3: the optimised balloc").verdict == render.FAILS
 
 
 def test_kth_figures_3_4_with_the_target_and_the_release():
     data = buddy_data()
-    st = rep.Styles(rep.allocator_order(data), rep.families(data))
-    figs = rep.Figures()
-    sec = rep.section_kth(data, st, figs)
+    st = render.Styles(render.allocator_order(data), render.families(data))
+    figs = render.Figures()
+    sec = buddy_kth.section_kth(data, st, figs)
     # Figure 4's table: median (mean) instructions per level, picolibc as the system malloc
     assert ">124 (124.0)</td>" in sec and ">8,500 (1,607.0)</td>" in sec
     assert "level 7: 2025-4072 B" in sec
@@ -1203,13 +1204,13 @@ def test_quick_demo_buddy_counts(quick_demo):
     assert "## buddy-kth" in claims and "DELAY-2" in claims
     from heapkit import target as tgt
     if tgt.missing_tools("rv32"):
-        assert rep.esc(bt["error"]) in sections(page)["buddy-freertos"]
+        assert render.esc(bt["error"]) in sections(page)["buddy-freertos"]
         return
     assert not bt.get("error"), bt.get("error")
     calls = {r["allocator"]: r["stats"] for r in bt["paper"]["runs"] if r["trace"] == "buddy-paper-20"}
-    assert set(calls) == set(rep.BUDDY_FOCUS)
+    assert set(calls) == set(buddy_freertos.BUDDY_FOCUS)
     assert all(s["malloc"]["count"] == s["free"]["count"] == 20 for s in calls.values())
     sec = sections(page)["buddy-freertos"]
     assert "exact instructions on RV32IMAC" in sec
-    assert f">{rep.fmt_int(calls['buddy']['malloc']['p50'])}</td>" in sec
+    assert f">{render.fmt_int(calls['buddy']['malloc']['p50'])}</td>" in sec
     assert {r["trace"] for r in bt["kth_levels"]["runs"]} == {f"kth-level{k}" for k in range(8)}
