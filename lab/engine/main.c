@@ -238,7 +238,18 @@ static uint64_t default_arena(const lab_trace_t *t)
 static void replay_or_die(const lab_trace_t *t, const lab_alloc_t *a, void *mem, uint64_t size,
                           const lab_options_t *o, lab_result_t *r)
 {
-    if (lab_replay(t, a, mem, (size_t)size, o, r) != 0) {
+    lab_options_t limited = *o;
+    uint64_t limit = memory_limit();
+    int rc;
+    /* The arena and the footprint's bookkeeping of its blocks share the limit. */
+    limited.mem_limit = limit > size ? limit - size : 1;
+    rc = lab_replay(t, a, mem, (size_t)size, &limited, r);
+    if (rc == LAB_TOO_MANY_BLOCKS) {
+        die(2, "%s: %s's fresh heap in a %llu-byte arena has more blocks than the footprint can track "
+            "within the memory limit of %llu bytes; use a smaller --arena or set HEAPKIT_MEM_LIMIT=BYTES",
+            t->path, a->name, (unsigned long long)size, (unsigned long long)limit);
+    }
+    if (rc != 0) {
         die(1, "out of memory while replaying %s", t->path);
     }
 }

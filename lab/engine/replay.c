@@ -375,6 +375,7 @@ typedef struct walk_ctx {
     size_t nstarts;
     size_t starts_cap;
     int oom;
+    int too_many;       /* visit_first: more blocks than the memory limit lets the footprint track */
 } walk_ctx_t;
 
 static uint64_t offset_of(const engine_t *e, const void *p) { return (uint64_t)((uintptr_t)p - (uintptr_t)e->arena); }
@@ -746,10 +747,21 @@ static void report_progress(uint64_t records)
     fprintf(stderr, "hk-replay: progress %llu\n", (unsigned long long)progress_done);
 }
 
+/* What the footprint keeps per piece: its start, its max-heap and its live-block count. */
+#define PIECE_BYTES (sizeof(uint64_t) + sizeof(fp_heap_t) + sizeof(uint64_t))
+
 static void visit_first(void *ctx, const hk_block_info_t *blk)
 {
     walk_ctx_t *w = ctx;
-    if (w->oom || grow((void **)&w->starts, &w->starts_cap, w->nstarts + 1, sizeof(*w->starts)) != 0) {
+    uint64_t limit = w->e->o->mem_limit;
+    if (w->oom || w->too_many) {
+        return;
+    }
+    if (limit != 0 && (uint64_t)(w->nstarts + 1) > limit / PIECE_BYTES) {
+        w->too_many = 1; /* a pool of tiny slots in a huge arena: refuse rather than eat gigabytes */
+        return;
+    }
+    if (grow((void **)&w->starts, &w->starts_cap, w->nstarts + 1, sizeof(*w->starts)) != 0) {
         w->oom = 1;
         return;
     }
@@ -770,6 +782,10 @@ static int take_pieces(engine_t *e)
     memset(&w, 0, sizeof(w));
     w.e = e;
     hk_walk(e->heap, visit_first, &w);
+    if (w.too_many) {
+        free(w.starts);
+        return LAB_TOO_MANY_BLOCKS;
+    }
     if (w.oom || (w.nstarts == 0 && grow((void **)&w.starts, &w.starts_cap, 1, sizeof(*w.starts)) != 0)) {
         free(w.starts);
         return -1;
@@ -811,6 +827,7 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     uint64_t reported = 0;
     uint64_t i;
     int k;
+    int status;
     double t_start;
     double cpu_start;
 
@@ -850,8 +867,8 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     if (series.step != 0 && series_init(&r->series, o->series + 1u) != 0) {
         goto oom;
     }
-    if (e.in_arena && take_pieces(&e) != 0) {
-        goto oom;
+    if (e.in_arena && (status = take_pieces(&e)) != 0) {
+        goto fail;
     }
     next_event = series.next < hmap.next ? series.next : hmap.next;
     if (o->snapshot_rec < next_event) {
@@ -1019,13 +1036,15 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     return 0;
 
 oom:
+    status = -1;
+fail:
     if (a->destroy != NULL) {
         a->destroy(e.heap);
     }
     free(e.slot);
     free(e.state);
     free_pieces(&e);
-    return -1;
+    return status;
 }
 
 void lab_result_free(lab_result_t *r)

@@ -27,6 +27,7 @@ typedef struct lab_options {
     size_t heapmap_cap;    /* most entries kept per snapshot */
     uint64_t snapshot_rec; /* record after which to take the breakdown walk (LAB_NONE: none) */
     uint64_t pad;          /* bytes added to every allocation request: a larger per-block header, as a seed's */
+    uint64_t mem_limit;    /* most bytes the footprint's bookkeeping may take (0: no limit; hk-replay: its memory limit) */
 } lab_options_t;
 
 /* Where the memory stood right after one record (the peak-live moment). */
@@ -140,6 +141,9 @@ typedef struct lab_result {
  * Replay t against a on [arena, arena + arena_size) (ignored for entries
  * without LAB_IN_ARENA). Returns 0, or -1 if the host ran out of memory.
  */
+/* lab_replay's result when the fresh heap has more blocks than o->mem_limit lets the footprint track. */
+#define LAB_TOO_MANY_BLOCKS (-2)
+
 int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t arena_size, const lab_options_t *o,
                lab_result_t *r);
 void lab_result_free(lab_result_t *r);

@@ -105,6 +105,20 @@ def test_the_limit_is_the_environment_s_when_given(tmp_path, replay_exe):
     assert search["limit"] <= 256 << 10 and search["min_arena"] > 100 << 10
 
 
+def test_the_footprint_bookkeeping_shares_the_limit_with_the_arena(tmp_path, replay_exe):
+    """The footprint tracks each block of the fresh heap (docs/metrics.md): poolset carves
+    hundreds of thousands of slots in a 64 MiB arena, and that bookkeeping and the arena
+    together must stay within the memory limit."""
+    t = write_hkb(tmp_path / "t.hkb", [m(0, 16)])
+    env = {**os.environ, "HEAPKIT_MEM_LIMIT": "66M"}
+    res = measured(replay_exe, "--trace", t, "--alloc", "poolset", "--arena", "64M", "--json", "-", env=env)
+    one_line_error(res, "poolset's fresh heap in a 67108864-byte arena has more blocks than the footprint",
+                   "memory limit of 69206016", "--arena", prefix="hk-replay: ")
+    for alloc, arena in (("poolset", "1M"), ("tlsf", "64M")):
+        res = measured(replay_exe, "--trace", t, "--alloc", alloc, "--arena", arena, "--json", "-", env=env)
+        assert res["rc"] == 0, res["err"]
+
+
 # -- sums, streams, sizes ---------------------------------------------------------
 
 def test_sums_do_not_overflow(tmp_path):
