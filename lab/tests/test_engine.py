@@ -481,13 +481,14 @@ def test_pad_enlarges_every_block_but_not_the_accounting(hk, tmp_path):
     plain = run(t, "seqfit-first", binary=hk)
     padded = run(t, "seqfit-first", binary=hk, pad=16)
     assert plain["allocator"]["pad"] == 0 and padded["allocator"]["pad"] == 16
-    assert plain["replay"]["counters"]["max_heap"] == 2 * gross(64) == 2 * (64 + 8)
-    assert padded["replay"]["counters"]["max_heap"] == 2 * (64 + 24)
+    align = plain["engine"]["hk_align"]           # HK_ALIGN 8: 72 and 88 bytes a block
+    assert plain["replay"]["counters"]["max_heap"] == 2 * gross(64, align)
+    assert padded["replay"]["counters"]["max_heap"] == 2 * gross(64 + 16, align)
     for res in (plain, padded):
         assert res["replay"]["counters"]["requested"] == 128      # the trace's bytes, pad excluded
         assert res["replay"]["memory"]["peak_live_requested"] == 128
         assert res["replay"]["errors"]["corrupt_blocks"] == 0
-    assert padded["replay"]["memory"]["peak_live_granted"] == 2 * (64 + 16)
+    assert padded["replay"]["memory"]["peak_live_granted"] == 2 * (gross(64 + 16, align) - 8)
     # calloc, aligned_alloc and realloc are padded too; the engine still checks the blocks.
     t = write_hkb(tmp_path / "t2.hkb", [c(0, 8, 4), a(1, 64, 40), r(2, 0, 100), f(1), f(2)])
     padded = run(t, "seqfit-first", binary=hk, pad=16)["replay"]
