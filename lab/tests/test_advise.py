@@ -89,8 +89,10 @@ def test_recommended_heap_without_margin_replays_without_failure(kth_trace):
 
 @pytest.mark.target
 def test_fixed_size_trace_pool_wins(tmp_path):
-    """Every request is lfpool's block size (the catalog's 128 bytes): the pool needs the
-    smallest heap and has the lowest worst case, whatever the churn."""
+    """Every request is lfpool's block size (the catalog's 128 bytes): the pools need the
+    smallest heap and have the lowest worst case, whatever the churn; lfpool (a 4-byte side
+    word a block) is the recommendation, pool (the seed's FCTMA: an 8-byte header, fewer
+    instructions) the other point of the front."""
     from heapkit import target
     if target.missing_tools("cortex-m3"):
         pytest.skip("no Cortex-M3 tools: " + ", ".join(target.missing_tools("cortex-m3")))
@@ -109,7 +111,7 @@ def test_fixed_size_trace_pool_wins(tmp_path):
     t = doc["traces"][0]
     assert t["cost"]["kind"] == "instructions"
     assert t["recommendation"] == "lfpool", t["reason"]
-    assert t["front"] == ["lfpool"]
+    assert t["front"] == ["lfpool", "pool"]
     assert t["reason"].startswith("lfpool: heap ≥ ")
     assert t["config"]["c"] and "hk_catalog_find(\"lfpool\")" in t["config"]["c"]
 
