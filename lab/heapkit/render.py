@@ -305,6 +305,17 @@ class Styles:
         return self.map.get(a, {"color": "grey", "linestyle": "-", "linewidth": 1})
 
 
+def _panels_done(fig, axes, used: int, fontsize: int, bottom: float) -> str:
+    """Finish a grid of *used* panels: blank the rest, one legend below them (from the first
+    panel), and the PNG."""
+    for ax in list(axes.flat)[used:]:
+        ax.axis("off")
+    h, lab = axes.flat[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=fontsize, frameon=False)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return _png(fig)
+
+
 def _logaxis(ax, which: str = "xy") -> None:
     """Log scale without minor ticks (their labels dominate the drawing time)."""
     from matplotlib.ticker import NullLocator

@@ -40,7 +40,7 @@ import numpy as np
 from . import progress as _progress
 from .boards import ARENA_SIZE, CORTEX_M3, get_target
 from .errors import HeapkitError
-from .render import (Absent, CSS, Claim, Figures, NOISE_NOTE, Styles, VERDICTS, _logaxis, _plt,
+from .render import (Absent, CSS, Claim, Figures, NOISE_NOTE, Styles, VERDICTS, _logaxis, _panels_done, _plt,
                      _png, allocator_order, cap, claims_html, clock_step, esc, failed, families,
                      fmt_bytes, fmt_f, fmt_int, fmt_kib, fmt_ns, fmt_pct, geomean, get,
                      heapmap_picture, missing, runs_of, table, timing, trace_order)
@@ -379,12 +379,7 @@ def fig_advice_fronts(traces: Sequence[dict]) -> str | None:
         ax.set_title(t["trace"])
         ax.set_xlabel("smallest heap, KiB (log)")
         ax.set_ylabel((t.get("cost") or {}).get("label", "worst case"), fontsize=7)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    h, lab = axes.flat[0].get_legend_handles_labels()
-    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.5 / (3.1 * nrow + 0.5), 1, 1))
-    return _png(fig)
+    return _panels_done(fig, axes, len(panels), 8, 0.5 / (3.1 * nrow + 0.5))
 
 
 def fig_heapmaps(trace: str, runs: dict[str, dict], allocs: Sequence[str]) -> str | None:

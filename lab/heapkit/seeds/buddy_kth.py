@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..render import (Claim, Figures, NOISE_NOTE, NO_TARGET, SYSTEM_STYLE, Styles, UNTESTABLE, _apl,
-                      _legend_below, _logaxis, _plt, _png, allocator_order, cap, clock_step, esc,
+                      _legend_below, _logaxis, _panels_done, _plt, _png, allocator_order, cap, clock_step, esc,
                       fmt_bytes, fmt_f, fmt_int, fmt_ns, get, judged, missing, runs_of, table,
                       target_part, timing)
 
@@ -53,12 +53,7 @@ def fig_kth_memory(runs: dict[str, dict], allocs: Sequence[str]) -> str | None:
         ax.set_xlabel("record")
         ax.set_ylabel("KiB")
         ax.xaxis.set_major_locator(MaxNLocator(4))
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    h, lab = axes.flat[0].get_legend_handles_labels()
-    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    return _png(fig)
+    return _panels_done(fig, axes, len(panels), 7, 0.06)
 
 
 def fig_kth_release(kr: dict) -> str | None:
@@ -84,12 +79,7 @@ def fig_kth_release(kr: dict) -> str | None:
         ax.set_xlabel("balloc calls")
         ax.set_ylabel("KiB")
         ax.xaxis.set_major_locator(MaxNLocator(4))
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    h, lab = axes.flat[0].get_legend_handles_labels()
-    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    return _png(fig)
+    return _panels_done(fig, axes, len(panels), 8, 0.06)
 
 
 def _fig_log_pair(points: Callable[[str], list[tuple[float, float, float]]],
