@@ -35,6 +35,13 @@
 #define HK_ASSERT(cond) ((void)0)
 #endif
 
+/* A precondition the optimiser may rely on (an HK_ASSERT in debug builds): for facts it cannot see. */
+#if defined(HK_DEBUG) || !(defined(__GNUC__) || defined(__clang__))
+#define HK_ASSUME(cond) HK_ASSERT(cond)
+#else
+#define HK_ASSUME(cond) ((cond) ? (void)0 : __builtin_unreachable())
+#endif
+
 /*
  * For the few helpers of a constant-time hot path that must not cost a
  * call (HK_HOT), and the paths kept out of one so that it saves fewer

@@ -181,17 +181,20 @@ static inline int hk_tag_poison_intact_upto(const hk_tag_t *t, const void *end)
 static inline int hk_tag_poison_intact(const hk_tag_t *t) { return hk_tag_poison_intact_upto(t, hk_tag_next(t)); }
 
 /*
- * Gross block size for a request, or 0 if no block could ever hold it.
- * Level 2 keeps HK_CANARY_ROOM after every request.
+ * Gross block size for a request that some block could hold (see
+ * hk_tag_gross). Level 2 keeps HK_CANARY_ROOM after every request.
  */
+static inline size_t hk_tag_gross_of(size_t requested)
+{
+    size_t gross = (requested + HK_TAG_HDR + HK_CANARY_ROOM + (HK_ALIGN - 1u)) & ~(size_t)(HK_ALIGN - 1u);
+    HK_ASSERT(requested <= HK_TAG_MAX_BLOCK - HK_TAG_HDR - HK_CANARY_ROOM);
+    return gross < HK_TAG_MIN_BLOCK ? HK_TAG_MIN_BLOCK : gross;
+}
+
+/* Gross block size for any request, or 0 if no block could ever hold it. */
 static inline size_t hk_tag_gross(size_t requested)
 {
-    size_t gross;
-    if (requested > HK_TAG_MAX_BLOCK - HK_TAG_HDR - HK_CANARY_ROOM) {
-        return 0;
-    }
-    gross = (requested + HK_TAG_HDR + HK_CANARY_ROOM + (HK_ALIGN - 1u)) & ~(size_t)(HK_ALIGN - 1u);
-    return gross < HK_TAG_MIN_BLOCK ? HK_TAG_MIN_BLOCK : gross;
+    return requested > HK_TAG_MAX_BLOCK - HK_TAG_HDR - HK_CANARY_ROOM ? 0 : hk_tag_gross_of(requested);
 }
 
 /* Inside the span, where a tag may start? (a tag sits HK_TAG_HDR short of an alignment boundary) */
@@ -204,14 +207,20 @@ static inline int hk_tag_placed(const hk_tag_span_t *span, const hk_tag_t *t)
 /*
  * The constant-time structural checks of one block, what an operation runs
  * on every block it is about to change (HK_CHECKS). Right: its size is
- * possible and its right neighbour's left field agrees with it. Left: its
- * left neighbour's size agrees with its left field.
+ * possible (at least `least` where a block is about to be cut to that) and
+ * its right neighbour's left field agrees with it. Left: its left
+ * neighbour's size agrees with its left field.
  */
-static inline int hk_tag_right_sound(const hk_tag_span_t *span, const hk_tag_t *t)
+static inline int hk_tag_right_sound_min(const hk_tag_span_t *span, const hk_tag_t *t, size_t least)
 {
     size_t size = hk_tag_size(t);
-    return size >= HK_TAG_MIN_BLOCK && size <= (size_t)((uintptr_t)span->sentinel - (uintptr_t)t) &&
+    return size >= least && size <= (size_t)((uintptr_t)span->sentinel - (uintptr_t)t) &&
            hk_tag_at((uintptr_t)t + size)->left == t->size_used >> 1;
+}
+
+static inline int hk_tag_right_sound(const hk_tag_span_t *span, const hk_tag_t *t)
+{
+    return hk_tag_right_sound_min(span, t, HK_TAG_MIN_BLOCK);
 }
 
 static inline int hk_tag_left_sound(const hk_tag_span_t *span, const hk_tag_t *t)
@@ -267,6 +276,7 @@ HK_HOT hk_tag_t *hk_tag_lookup(hk_heap_t *heap, const hk_tag_span_t *span, const
 #else
     (void)heap;
     (void)span;
+    HK_ASSUME(t != NULL); /* misuse is undefined below level 1; this spares callers a test of ptr against HK_TAG_HDR */
 #endif
     return t;
 }

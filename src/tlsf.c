@@ -48,10 +48,12 @@
  * mended (tagged.h). Level 2 adds the canary and the poison (tagged.h).
  *
  * Statistics kept per operation: free bytes and their low-water mark, the
- * alloc, free, split and merge counts; get_stats derives the rest (the
- * free blocks from those counts, see free_blocks()), and
- * scans the largest and the smallest non-empty list for the exact largest
- * and smallest free block: O(length of those lists).
+ * alloc, free and merge counts, and the splits other than an allocation's
+ * own (an allocation counts the blocks it hands out whole, the cheaper
+ * branch). get_stats derives the rest (the splits, and the free blocks
+ * from those counts, see free_blocks()), and scans the largest and the
+ * smallest non-empty list for the exact largest and smallest free block:
+ * O(length of those lists).
  */
 #include "heapkit/tlsf.h"
 
@@ -79,6 +81,9 @@ struct hk_tlsf {
     hk_heap_t heap;
     hk_tag_span_t span;
     size_t span_bytes;              /* sentinel - first: one compare checks a block's range */
+    size_t span_units;              /* span_bytes / HK_ALIGN: one compare checks a link's range and alignment */
+    size_t max_request;             /* the largest request whose block fits the span */
+    size_t whole_takes;             /* blocks malloc handed out unsplit (see free_blocks) */
     unsigned lists;                 /* lists this arena can use: its first levels << SL */
     uint32_t fl_bitmap;             /* bit fl: some list of first level fl is non-empty */
     uint32_t sl_bitmap[FL_COUNT];   /* bit sl of [fl]: list (fl, sl) is non-empty */
@@ -107,11 +112,16 @@ HK_HOT list_pos_t list_pos(size_t size)
 HK_HOT unsigned list_of(size_t size) { return list_pos(size).ix; }
 
 #if HK_CHECKS
-/* A link is NULL or points at a tag position inside the span (range and alignment: no dereference). */
+/* x rotated right by n bits: a multiple of 2^n falls to x >> n, anything else lands in the top bits. */
+HK_HOT uintptr_t rotate_right(uintptr_t x, unsigned n) { return (x >> n) | (x << (sizeof(uintptr_t) * 8u - n)); }
+
+/* Whether off, a distance into the span, is a multiple of HK_ALIGN inside it: one compare. */
+HK_HOT int unit_inside(const hk_tlsf_t *t, uintptr_t off) { return rotate_right(off, ALIGN_LOG2) < t->span_units; }
+
+/* A forward link is NULL or points at a tag position inside the span (no dereference). */
 HK_HOT int link_placed(const hk_tlsf_t *t, const hk_tag_t *b)
 {
-    uintptr_t off = (uintptr_t)b - (uintptr_t)t->span.first;
-    return b == NULL || (off < t->span_bytes && off % HK_ALIGN == 0);
+    return b == NULL || unit_inside(t, (uintptr_t)b - (uintptr_t)t->span.first);
 }
 #endif
 
@@ -144,13 +154,16 @@ HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
 /*
  * Free blocks are not counted as they come and go: every one is the first
  * block, or was made by a free or a split, and went by an allocation or a
- * merge, so get_stats derives the count from those counters. (A dropped
- * list's blocks stay counted: they are lost, not used.)
+ * merge, so get_stats derives the count from those counters. The splits
+ * take() makes are the allocations less those handed out whole, so
+ * stats.split_count holds only the others (aligned_alloc's front gaps,
+ * realloc's).
+ * (A dropped list's blocks stay counted: they are lost, not used.)
  */
 static size_t free_blocks(const hk_tlsf_t *t)
 {
     const hk_stats_t *s = &t->heap.stats;
-    return 1u + s->free_count + s->split_count - s->alloc_count - s->coalesce_count;
+    return 1u + s->free_count + s->split_count - t->whole_takes - s->coalesce_count;
 }
 
 /* File a free block on its list, its bytes counted. */
@@ -250,22 +263,21 @@ HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
 }
 
 /*
- * Pop a free block of at least gross bytes, or NULL (also for gross 0, the
- * size no block can hold). With HK_CHECKS the head taken must be a free
- * block whose size its right neighbour confirms (its left field matters
- * only when it is freed again, and is mended when its left neighbour is)
- * and whose successor links back; a head that is not is reported and its
- * whole list dropped, and the search goes on.
+ * Pop a free block of at least gross bytes (0 < gross <= span_bytes: its
+ * list exists; the one after it may be the spare first level's), or NULL.
+ * With HK_CHECKS the head taken must be a free block that holds gross
+ * bytes (its list says so only while its tag is intact), whose size its
+ * right neighbour confirms (its left field matters only when it is freed
+ * again, and is mended when its left neighbour is) and whose successor
+ * links back; a head that is not is reported and its whole list dropped,
+ * and the search goes on.
  */
 HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
 {
     list_pos_t pos;
     unsigned ix;
     hk_tag_t *b;
-    if (gross - 1u >= t->span_bytes) {
-        return NULL;
-    }
-    /* gross fits the span, so its list exists; the one after it may be the spare first level's. */
+    HK_ASSERT(gross >= HK_TAG_MIN_BLOCK && gross <= t->span_bytes);
     pos = list_pos(gross);
     ix = pos.ix;
     if (pos.off != 0) {
@@ -284,8 +296,8 @@ HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
         b = t->heads[ix];
         next = hk_tag_links(b)->next;
 #if HK_CHECKS
-        if (hk_tag_used(b) || !hk_tag_right_sound(&t->span, b) || hk_tag_links(b)->prev != NULL || !link_placed(t, next) ||
-            (next != NULL && (hk_tag_used(next) || hk_tag_links(next)->prev != b))) {
+        if (hk_tag_used(b) || !hk_tag_right_sound_min(&t->span, b, gross) || hk_tag_links(b)->prev != NULL ||
+            !link_placed(t, next) || (next != NULL && (hk_tag_used(next) || hk_tag_links(next)->prev != b))) {
             drop_list(t, ix, b);
             continue;
         }
@@ -321,10 +333,10 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
         hk_tag_write(b, gross, 1);
         hk_tag_write(r, rest, 0);
         list_push(t, r, list_of(rest));
-        s->split_count++;
         size = gross;
     } else {
         b->size_used |= 1u;
+        t->whole_takes++;
     }
     hk_tag_arm_canary(b, requested);
     s->free_bytes -= size;
@@ -337,22 +349,31 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
 
 void *hk_tlsf_malloc(hk_tlsf_t *t, size_t size)
 {
-    size_t gross = hk_tag_gross(size);
-    hk_tag_t *b = pop_fit(t, gross);
+    size_t gross;
+    hk_tag_t *b;
+    if (size > t->max_request) {
+        return NULL;
+    }
+    gross = hk_tag_gross_of(size);
+    b = pop_fit(t, gross);
     return (b != NULL) ? take(t, b, gross, size) : NULL;
 }
 
 void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
 {
-    size_t gross = hk_tag_gross(size);
+    size_t gross;
     size_t room = alignment + HK_TAG_MIN_BLOCK;
     hk_tag_t *b;
     uintptr_t payload;
     uintptr_t aligned;
 
     HK_ASSERT(hk_is_pow2(alignment) && alignment > HK_ALIGN);
-    /* Neither sum can overflow: gross and room are then both below the span size (tagged.h bounds it). */
-    if (gross == 0 || alignment > t->span_bytes || (b = pop_fit(t, gross + room)) == NULL) {
+    if (size > t->max_request || alignment > t->span_bytes) {
+        return NULL;
+    }
+    /* The sum cannot overflow: gross and room are both below the span size (tagged.h bounds it). */
+    gross = hk_tag_gross_of(size);
+    if (gross + room > t->span_bytes || (b = pop_fit(t, gross + room)) == NULL) {
         return NULL;
     }
     payload = (uintptr_t)hk_tag_payload(b);
@@ -444,6 +465,7 @@ static size_t list_extreme(const hk_tlsf_t *t, const hk_tag_t *b, int want_max)
 void hk_tlsf_get_stats(hk_tlsf_t *t, hk_stats_t *out)
 {
     *out = t->heap.stats;
+    out->split_count += out->alloc_count - t->whole_takes;
     out->free_blocks = free_blocks(t);
     hk_tag_derive_stats(out);
     if (t->fl_bitmap != 0) {
@@ -546,6 +568,8 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
         return hk_init_status(status, HK_ETOOSMALL);
     }
     t->span_bytes = span_size;
+    t->span_units = span_size / HK_ALIGN;
+    t->max_request = span_size - HK_TAG_HDR - HK_CANARY_ROOM;
     hk_heap_setup(&t->heap, &hk_tlsf_ops, span_size);
     t->heap.stats.free_bytes = 0;
     file_free(t, t->span.first);
