@@ -242,13 +242,9 @@ BUDDY_HOT size_t index_of(const hk_buddy_t *h, const void *p)
 
 BUDDY_HOT unsigned char head(unsigned kind, unsigned k) { return (unsigned char)(kind | k); }
 
-#define BUDDY_WORD_BITS (sizeof(size_t) * 8u)
 #define BUDDY_LOG2_PTR (sizeof(void *) == 8 ? 3u : sizeof(void *) == 4 ? 2u : 1u)
 HK_STATIC_ASSERT(sizeof(void *) == 8 || sizeof(void *) == 4 || sizeof(void *) == 2, pointer_size_known);
 HK_STATIC_ASSERT(sizeof(uintptr_t) == sizeof(size_t), offsets_fit_size_t);
-
-/* x rotated right by n (0 < n < bits): one instruction where the target has a rotate. */
-BUDDY_HOT size_t rotr(size_t x, unsigned n) { return (x >> n) | (x << ((BUDDY_WORD_BITS - n) & (BUDDY_WORD_BITS - 1u))); }
 
 /*
  * The atom index of address x, or a number >= atoms when x is no atom start
@@ -258,7 +254,7 @@ BUDDY_HOT size_t rotr(size_t x, unsigned n) { return (x >> n) | (x << ((BUDDY_WO
  */
 BUDDY_HOT size_t atom_of(const hk_buddy_t *h, const void *x)
 {
-    return rotr((size_t)((uintptr_t)x - (uintptr_t)h->base), h->shift);
+    return hk_rotr((size_t)((uintptr_t)x - (uintptr_t)h->base), h->shift);
 }
 
 /*
@@ -393,8 +389,8 @@ BUDDY_HOT int links_readable(uintptr_t lo, size_t lwords, const buddy_link_t *n,
 {
 #if HK_CHECKS
     /* The rotation puts misaligned low bits on top, as in atom_of. */
-    return rotr((size_t)((uintptr_t)n - lo), BUDDY_LOG2_PTR) < lwords &&
-           rotr((size_t)((uintptr_t)p - lo), BUDDY_LOG2_PTR) < lwords;
+    return hk_rotr((size_t)((uintptr_t)n - lo), BUDDY_LOG2_PTR) < lwords &&
+           hk_rotr((size_t)((uintptr_t)p - lo), BUDDY_LOG2_PTR) < lwords;
 #else
     (void)lo;
     (void)lwords;

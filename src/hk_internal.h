@@ -110,6 +110,16 @@ static inline int hk_filled(const void *from, const void *to, unsigned char byte
 HK_STATIC_ASSERT((HK_ALIGN & (HK_ALIGN - 1)) == 0, align_is_power_of_two);
 HK_STATIC_ASSERT(sizeof(void *) <= HK_ALIGN, align_holds_a_pointer);
 
+/*
+ * x rotated right by n (0 < n < bits): one instruction where the target has
+ * a rotate. An offset that must be a multiple of 2^n below a limit is one
+ * compare this way: a remainder lands in the top bits.
+ */
+static inline size_t hk_rotr(size_t x, unsigned n)
+{
+    return (x >> n) | (x << ((sizeof(size_t) * 8u - n) & (sizeof(size_t) * 8u - 1u)));
+}
+
 static inline int hk_is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 static inline uintptr_t hk_align_up_uptr(uintptr_t x, uintptr_t a) { return (x + (a - 1)) & ~(a - 1); }

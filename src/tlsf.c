@@ -112,11 +112,8 @@ HK_HOT list_pos_t list_pos(size_t size)
 HK_HOT unsigned list_of(size_t size) { return list_pos(size).ix; }
 
 #if HK_CHECKS
-/* x rotated right by n bits: a multiple of 2^n falls to x >> n, anything else lands in the top bits. */
-HK_HOT uintptr_t rotate_right(uintptr_t x, unsigned n) { return (x >> n) | (x << (sizeof(uintptr_t) * 8u - n)); }
-
 /* Whether off, a distance into the span, is a multiple of HK_ALIGN inside it: one compare. */
-HK_HOT int unit_inside(const hk_tlsf_t *t, uintptr_t off) { return rotate_right(off, ALIGN_LOG2) < t->span_units; }
+HK_HOT int unit_inside(const hk_tlsf_t *t, uintptr_t off) { return hk_rotr((size_t)off, ALIGN_LOG2) < t->span_units; }
 
 /* A forward link is NULL or points at a tag position inside the span (no dereference). */
 HK_HOT int link_placed(const hk_tlsf_t *t, const hk_tag_t *b)
