@@ -896,7 +896,7 @@ hk_buddy_t *hk_buddy_init(void *arena, size_t size, const hk_buddy_config_t *cfg
 
     h = (hk_buddy_t *)start;
     sentinels = (buddy_link_t *)(h + 1);
-    hk_heap_setup(&h->heap, &hk_buddy_ops, atoms << shift);
+    hk_heap_setup(&h->heap, atoms << shift);
     h->base = (unsigned char *)base;
     h->cb = h->base - atoms;
     h->atoms = atoms;
@@ -940,7 +940,7 @@ hk_buddy_t *hk_buddy_init(void *arena, size_t size, const hk_buddy_config_t *cfg
     return h;
 }
 
-hk_heap_t *hk_buddy_heap(hk_buddy_t *heap) { return &heap->heap; }
+hk_heap_t *hk_buddy_heap(hk_buddy_t *heap) { return hk_bind(&heap->heap, &hk_buddy_ops); }
 
 /*
  * The size a request is served as. Level 2's usable_size is the requested

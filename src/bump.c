@@ -264,7 +264,7 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
     if (end - first > BUMP_MAX_SPAN) {
         end = first + BUMP_MAX_SPAN;
     }
-    hk_heap_setup(&h->heap, &hk_bump_ops, (size_t)(end - first));
+    hk_heap_setup(&h->heap, (size_t)(end - first));
     h->first = first;
     h->top = first;
     h->end = end;
@@ -275,7 +275,7 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
     return h;
 }
 
-hk_heap_t *hk_bump_heap(hk_bump_t *heap) { return &heap->heap; }
+hk_heap_t *hk_bump_heap(hk_bump_t *heap) { return hk_bind(&heap->heap, &hk_bump_ops); }
 
 void hk_bump_reset(hk_bump_t *heap)
 {

@@ -883,7 +883,7 @@ hk_check_t hk_dmm_check(hk_dmm_t *d)
 
 HK_DEFINE_OPS(hk_dmm, hk_dmm_t, "dmm", NULL);
 
-hk_heap_t *hk_dmm_heap(hk_dmm_t *d) { return &d->heap; }
+hk_heap_t *hk_dmm_heap(hk_dmm_t *d) { return hk_bind(&d->heap, &hk_dmm_ops); }
 
 const hk_dmm_config_t *hk_dmm_config(const hk_dmm_t *d) { return &d->cfg; }
 
@@ -992,7 +992,7 @@ hk_dmm_t *hk_dmm_init(void *arena, size_t size, const hk_dmm_config_t *cfg, hk_s
     if (span_size == 0) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
-    hk_heap_setup(&d->heap, &hk_dmm_ops, span_size);
+    hk_heap_setup(&d->heap, span_size);
     d->cfg = *cfg;
     for (list = 0; list <= HK_DMM_MAX_LISTS; list++) {
         drop_list(d, list);

@@ -8,10 +8,9 @@
  */
 #include "hk_internal.h"
 
-void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity)
+void hk_heap_setup(hk_heap_t *heap, size_t capacity)
 {
     hk_memset(heap, 0, sizeof(*heap));
-    heap->ops = ops;
     heap->stats.capacity = capacity;
     heap->stats.free_bytes = capacity;
     heap->stats.min_ever_free = capacity;

@@ -215,8 +215,19 @@ static inline void *hk_init_status(hk_status_t *status, hk_status_t result)
 /* peak_used is derived, for every allocator alike: the high-water mark of gross used bytes. */
 static inline void hk_derive_peak(hk_stats_t *s) { s->peak_used = s->capacity - s->min_ever_free; }
 
-/* Reset the handle of a freshly initialised heap whose capacity is all free. */
-void hk_heap_setup(hk_heap_t *heap, const hk_ops_t *ops, size_t capacity);
+/*
+ * Reset the handle of a freshly initialised heap whose capacity is all free.
+ * It leaves ops NULL: init must not name the operations table, or every
+ * program that calls init would link every operation the table points at.
+ */
+void hk_heap_setup(hk_heap_t *heap, size_t capacity);
+
+/* What each hk_<name>_heap() returns: the handle, its table stored only now that the uniform API is wanted. */
+static inline hk_heap_t *hk_bind(hk_heap_t *heap, const hk_ops_t *ops)
+{
+    heap->ops = ops;
+    return heap;
+}
 
 /* Report misuse: count it, call the hook, assert in debug builds. */
 void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr);

@@ -564,7 +564,7 @@ hk_pool_t *hk_pool_create(hk_heap_t *backing, size_t block_size, size_t max_bloc
         return NULL;
     }
     HK_ASSERT((uintptr_t)p % HK_ALIGN == 0);
-    hk_heap_setup(&p->heap, &hk_pool_ops, max_blocks * stride);
+    hk_heap_setup(&p->heap, max_blocks * stride);
     p->head = 1;
     p->stride = stride;
     p->count = max_blocks;
@@ -601,7 +601,7 @@ void hk_pool_destroy(hk_pool_t *pool)
     hk_free(pool->backing, pool);
 }
 
-hk_heap_t *hk_pool_heap(hk_pool_t *pool) { return &pool->heap; }
+hk_heap_t *hk_pool_heap(hk_pool_t *pool) { return hk_bind(&pool->heap, &hk_pool_ops); }
 
 size_t hk_pool_block_size(const hk_pool_t *pool) { return pool->max_request; }
 
@@ -964,7 +964,7 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
         set->pools[i] = p;
         capacity += p->span;
     }
-    hk_heap_setup(&set->heap, &hk_poolset_ops, capacity);
+    hk_heap_setup(&set->heap, capacity);
     set->n = n_classes;
     set->avail = ((uint32_t)1u << n_classes) - 1u; /* every class starts with blocks; n_classes < 32 */
     set->lo = blocks_of(set->pools[0]);
@@ -978,7 +978,7 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
     return set;
 }
 
-hk_heap_t *hk_poolset_heap(hk_poolset_t *set) { return &set->heap; }
+hk_heap_t *hk_poolset_heap(hk_poolset_t *set) { return hk_bind(&set->heap, &hk_poolset_ops); }
 
 hk_pool_t *hk_poolset_pool(hk_poolset_t *set, size_t i) { return i < set->n ? set->pools[i] : NULL; }
 

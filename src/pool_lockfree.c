@@ -213,7 +213,7 @@ hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_stat
         hk_init_status(status, HK_ETOOSMALL);
         return NULL;
     }
-    hk_heap_setup(&pool->heap, &hk_lfpool_ops, count * stride);
+    hk_heap_setup(&pool->heap, count * stride);
     pool->count = (uint32_t)count;
     pool->max_request = stride - LF_CANARY_ROOM;
     pool->magic = magic_of(pool);
@@ -235,7 +235,7 @@ hk_lfpool_t *hk_lfpool_init(void *arena, size_t size, size_t block_size, hk_stat
     return pool;
 }
 
-hk_heap_t *hk_lfpool_heap(hk_lfpool_t *pool) { return &pool->heap; }
+hk_heap_t *hk_lfpool_heap(hk_lfpool_t *pool) { return hk_bind(&pool->heap, &hk_lfpool_ops); }
 
 void *hk_lfpool_alloc(hk_lfpool_t *pool) { return hk_lfpool_malloc(pool, pool->block_size); }
 

@@ -92,7 +92,7 @@ hk_regions_t *hk_regions_init(void *mem, size_t mem_size, hk_make_fn make, hk_st
         return hk_init_status(status, HK_ETOOSMALL);
     }
     r = (hk_regions_t *)at;
-    hk_heap_setup(&r->heap, &hk_regions_ops, 0);
+    hk_heap_setup(&r->heap, 0);
     r->make = make;
     r->mem_lo = lo;
     r->mem_hi = hi;
@@ -102,7 +102,7 @@ hk_regions_t *hk_regions_init(void *mem, size_t mem_size, hk_make_fn make, hk_st
     return r;
 }
 
-hk_heap_t *hk_regions_heap(hk_regions_t *regions) { return &regions->heap; }
+hk_heap_t *hk_regions_heap(hk_regions_t *regions) { return hk_bind(&regions->heap, &hk_regions_ops); }
 
 size_t hk_regions_count(const hk_regions_t *regions) { return regions->count; }
 

@@ -448,7 +448,7 @@ static void *seqfit_op_aligned(hk_heap_t *h, size_t alignment, size_t size)
 
 HK_DEFINE_OPS(hk_seqfit, hk_seqfit_t, "seqfit", seqfit_op_aligned);
 
-hk_heap_t *hk_seqfit_heap(hk_seqfit_t *s) { return &s->heap; }
+hk_heap_t *hk_seqfit_heap(hk_seqfit_t *s) { return hk_bind(&s->heap, &hk_seqfit_ops); }
 
 const char *hk_seqfit_policy_name(hk_seqfit_policy_t policy)
 {
@@ -474,7 +474,7 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
     if (span_size == 0) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
-    hk_heap_setup(&s->heap, &hk_seqfit_ops, span_size);
+    hk_heap_setup(&s->heap, span_size);
     s->policy = policy;
     s->head = NULL;
     s->rover = NULL;

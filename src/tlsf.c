@@ -532,7 +532,7 @@ static void *tlsf_op_aligned(hk_heap_t *h, size_t alignment, size_t size)
 
 HK_DEFINE_OPS(hk_tlsf, hk_tlsf_t, "tlsf", tlsf_op_aligned);
 
-hk_heap_t *hk_tlsf_heap(hk_tlsf_t *t) { return &t->heap; }
+hk_heap_t *hk_tlsf_heap(hk_tlsf_t *t) { return hk_bind(&t->heap, &hk_tlsf_ops); }
 
 hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
 {
@@ -567,7 +567,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     t->span_bytes = span_size;
     t->span_units = span_size / HK_ALIGN;
     t->max_request = span_size - HK_TAG_HDR - HK_CANARY_ROOM;
-    hk_heap_setup(&t->heap, &hk_tlsf_ops, span_size);
+    hk_heap_setup(&t->heap, span_size);
     t->heap.stats.free_bytes = 0;
     file_free(t, t->span.first);
     if (status != NULL) {

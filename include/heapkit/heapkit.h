@@ -4,9 +4,11 @@
  *
  * Every allocator manages a caller-supplied arena and places its control data
  * at the start of that arena, so the library never calls malloc. Each one
- * offers direct functions (hk_tlsf_malloc, ...) for zero-overhead use and
- * also fills in an hk_heap_t, the uniform handle that tests, the lab and the
- * ports use through hk_malloc(), hk_free(), ...
+ * offers direct functions (hk_tlsf_malloc, ...) for zero-overhead use, and
+ * hk_<name>_heap() gives the uniform handle that tests, the lab and the ports
+ * use through hk_malloc(), hk_free(), ... A program pays for what it calls:
+ * only hk_<name>_heap() names the allocator's operations table, so a
+ * firmware that calls init, malloc and free links those paths alone.
  *
  * The uniform calls take the port's lock hooks; the direct calls do not.
  *
