@@ -74,12 +74,11 @@
  * Statistics kept per call are only those get_stats cannot derive:
  * free_bytes, min_ever_free, used_granted (kept because ports read it from
  * the handle), the alloc/free/split/coalesce/error counts (realloc_count and
- * fail_count are the uniform layer's, src/heap.c), and
- * at level 2 peak_used. get_stats derives used_blocks = alloc - free,
- * free_blocks = top-level blocks + splits - merges - used - lost,
- * used_requested = used_granted, peak_used = capacity - min_ever_free
- * (levels 0 and 1, where a block's gross size is its usable size) and the
- * largest/smallest free block from the list maps.
+ * fail_count are the uniform layer's, src/heap.c). get_stats derives
+ * used_blocks = alloc - free, free_blocks = top-level blocks + splits -
+ * merges - used - lost, used_requested = used_granted, and the
+ * largest/smallest free block from the list maps; peak_used is the gross
+ * high-water mark, capacity - min_ever_free, at every level.
  *
  * Hardening (HK_HARDENING, heapkit.h):
  *   0  nothing is checked: misuse is undefined behaviour.
@@ -297,21 +296,13 @@ BUDDY_HOT void take_free_bytes(hk_buddy_t *h, size_t bytes)
 {
     hk_stats_t *s = &h->heap.stats;
     s->free_bytes -= bytes;
-    if (s->free_bytes < s->min_ever_free) {
-        s->min_ever_free = s->free_bytes;
-    }
+    hk_note_low(s);
 }
 
 BUDDY_HOT void grant(hk_buddy_t *h, size_t usable)
 {
     hk_stats_t *s = &h->heap.stats;
     s->used_granted += usable;
-#if HK_CANARIES
-    /* Here usable is the requested size, below the gross one: the peak cannot be derived from the free mark. */
-    if (s->used_granted > s->peak_used) {
-        s->peak_used = s->used_granted;
-    }
-#endif
 }
 
 /* ---- level-2 patterns ---- */
@@ -1232,14 +1223,11 @@ size_t hk_buddy_usable_size(hk_buddy_t *heap, const void *ptr)
 void hk_buddy_get_stats(hk_buddy_t *heap, hk_stats_t *out)
 {
     uint32_t any = heap->global.map | heap->local.map;
-    *out = heap->heap.stats;
+    hk_stats_read(&heap->heap, out);
     out->used_requested = out->used_granted;
     out->used_blocks = out->alloc_count - out->free_count;
     out->free_blocks =
         heap->top_blocks + out->split_count - out->coalesce_count - out->used_blocks - heap->lost_blocks;
-#if !HK_CANARIES
-    out->peak_used = out->capacity - out->min_ever_free;
-#endif
     out->largest_free = any != 0 ? block_bytes(heap, hk_fls32(any)) : 0;
     out->smallest_free = any != 0 ? block_bytes(heap, hk_ffs32(any)) : 0;
 }
@@ -1452,7 +1440,7 @@ hk_check_t hk_buddy_check(hk_buddy_t *heap)
         heap->lost_blocks != n.lost_blocks || heap->lost_bytes != n.lost_bytes ||
         heap->top_blocks + s->split_count - s->coalesce_count !=
             n.used_blocks + n.lost_blocks + n.global_heads + n.local_heads ||
-        s->min_ever_free > s->free_bytes || (HK_CANARIES && s->peak_used < s->used_granted)) {
+        s->min_ever_free > s->free_bytes) {
         return HK_CHECK_STATS;
     }
     return HK_CHECK_OK;

@@ -670,9 +670,7 @@ static void *hand_out(hk_dmm_t *d, hk_tag_t *b, size_t gross, size_t request, in
 #endif
     hk_tag_arm_canary(b, request);
     s->alloc_count++;
-    if (s->free_bytes < s->min_ever_free) {
-        s->min_ever_free = s->free_bytes;
-    }
+    hk_note_low(s);
     note_top(d);
     return hk_tag_payload(b);
 }
@@ -779,7 +777,7 @@ static size_t list_min_gross(const hk_dmm_t *d, unsigned list)
 void hk_dmm_get_stats(hk_dmm_t *d, hk_stats_t *out)
 {
     unsigned list;
-    *out = d->heap.stats;
+    hk_stats_read(&d->heap, out);
     hk_tag_derive_stats(out);
     out->largest_free = (d->top != NULL) ? hk_tag_size(d->top) : 0;
     out->smallest_free = out->largest_free;

@@ -2,29 +2,11 @@
 /*
  * The uniform interface: port locking around each call, the calling rules
  * (NULL, 0, realloc by moving, calloc's overflow check, alignment fallback),
- * failure counting, level-3 validation and misuse reporting. Every
- * allocator reaches its callers through these functions or through its own
- * direct ones.
+ * failure counting and level-3 validation. Every allocator reaches its
+ * callers through these functions or through its own direct ones; what
+ * those direct ones share lives in core.c.
  */
 #include "hk_internal.h"
-
-void hk_heap_setup(hk_heap_t *heap, size_t capacity)
-{
-    hk_memset(heap, 0, sizeof(*heap));
-    heap->stats.capacity = capacity;
-    heap->stats.free_bytes = capacity;
-    heap->stats.min_ever_free = capacity;
-}
-
-void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr)
-{
-    heap->stats.error_count++;
-    if (heap->hooks.on_error != NULL) {
-        heap->hooks.on_error(heap->hooks.ctx, heap, error, ptr);
-        return;
-    }
-    HK_ASSERT(!"heapkit: misuse detected (see hk_error_t)");
-}
 
 const char *hk_error_name(hk_error_t error)
 {
@@ -75,7 +57,6 @@ const char *hk_check_name(hk_check_t code)
     }
     return "unknown check code";
 }
-
 
 void hk_set_hooks(hk_heap_t *heap, const hk_hooks_t *hooks)
 {
@@ -276,7 +257,13 @@ void hk_get_stats(hk_heap_t *heap, hk_stats_t *out)
     lock(heap);
     heap->ops->get_stats(heap, out);
     unlock(heap);
-    hk_derive_peak(out);
+}
+
+void hk_restart_low_water(hk_heap_t *heap)
+{
+    lock(heap);
+    heap->stats.min_ever_free = heap->stats.free_bytes;
+    unlock(heap);
 }
 
 void hk_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)

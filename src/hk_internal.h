@@ -27,6 +27,15 @@
 #define hk_memset memset
 #endif
 
+/*
+ * Linkage of the helpers the allocator sources share (core.c, tagged.c):
+ * external in the library, static in a drop-in (dropin/, made by
+ * tools/dropin.py), so that two drop-ins link into one program.
+ */
+#ifndef HK_INTERNAL
+#define HK_INTERNAL
+#endif
+
 /* Internal preconditions: checked in debug builds (HK_DEBUG), free otherwise. */
 #ifdef HK_DEBUG
 #include <assert.h>
@@ -212,15 +221,12 @@ static inline void *hk_init_status(hk_status_t *status, hk_status_t result)
 }
 
 
-/* peak_used is derived, for every allocator alike: the high-water mark of gross used bytes. */
-static inline void hk_derive_peak(hk_stats_t *s) { s->peak_used = s->capacity - s->min_ever_free; }
-
 /*
  * Reset the handle of a freshly initialised heap whose capacity is all free.
  * It leaves ops NULL: init must not name the operations table, or every
  * program that calls init would link every operation the table points at.
  */
-void hk_heap_setup(hk_heap_t *heap, size_t capacity);
+HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity);
 
 /* What each hk_<name>_heap() returns: the handle, its table stored only now that the uniform API is wanted. */
 static inline hk_heap_t *hk_bind(hk_heap_t *heap, const hk_ops_t *ops)
@@ -230,7 +236,23 @@ static inline hk_heap_t *hk_bind(hk_heap_t *heap, const hk_ops_t *ops)
 }
 
 /* Report misuse: count it, call the hook, assert in debug builds. */
-void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr);
+HK_INTERNAL void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr);
+
+/*
+ * The one writer of the low-water mark: called wherever free_bytes may have
+ * fallen. peak_used is not kept: hk_stats_read derives it from this.
+ */
+static inline void hk_note_low(hk_stats_t *s)
+{
+    s->min_ever_free = s->free_bytes < s->min_ever_free ? s->free_bytes : s->min_ever_free; /* a select, no branch */
+}
+
+/*
+ * Copy what the allocator counts into *out, field by field (a struct copy
+ * would link memcpy into every program that reads its statistics), with
+ * peak_used derived; the allocator's get_stats derives the rest.
+ */
+HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out);
 
 /* Counter updates for one block leaving or entering the free pool. */
 static inline void hk_count_alloc(hk_heap_t *heap, size_t requested, size_t granted, size_t gross)
@@ -241,12 +263,7 @@ static inline void hk_count_alloc(hk_heap_t *heap, size_t requested, size_t gran
     s->used_requested += requested;
     s->used_granted += granted;
     s->free_bytes -= gross;
-    if (s->used_granted > s->peak_used) {
-        s->peak_used = s->used_granted;
-    }
-    if (s->free_bytes < s->min_ever_free) {
-        s->min_ever_free = s->free_bytes;
-    }
+    hk_note_low(s);
 }
 
 static inline void hk_count_free(hk_heap_t *heap, size_t requested, size_t granted, size_t gross)
@@ -267,12 +284,7 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
     s->used_requested = s->used_requested - old_requested + new_requested;
     s->used_granted = s->used_granted - old_granted + new_granted;
     s->free_bytes = s->free_bytes + old_gross - new_gross;
-    if (s->used_granted > s->peak_used) {
-        s->peak_used = s->used_granted;
-    }
-    if (s->free_bytes < s->min_ever_free) {
-        s->min_ever_free = s->free_bytes;
-    }
+    hk_note_low(s);
 }
 
 

@@ -300,9 +300,7 @@ static void set_took(hk_pool_t *p, size_t n)
     }
     s = &p->set->heap.stats;
     s->free_bytes -= n * p->stride;
-    if (s->free_bytes < s->min_ever_free) {
-        s->min_ever_free = s->free_bytes;
-    }
+    hk_note_low(s);
     set_avail(p);
 }
 
@@ -743,7 +741,7 @@ size_t hk_pool_usable_size(hk_pool_t *pool, const void *ptr)
 static void pool_stats(const hk_pool_t *p, hk_stats_t *out)
 {
     pool_census_t c = census(p);
-    *out = p->heap.stats;
+    hk_stats_read(&p->heap, out);
     out->alloc_count = out->free_count + c.live;
     out->used_blocks = c.live + p->lost;
     out->free_blocks = p->count - out->used_blocks;
@@ -1004,8 +1002,6 @@ void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
     unsigned char *payload;
     pool_hdr_t *h;
     size_t next;
-    size_t free_bytes;
-    size_t min_free;
     if (mask == 0) {
         return NULL;
     }
@@ -1023,10 +1019,8 @@ void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
     }
     h->word = size;
     h->owner = tagged(p, TAG_USED);
-    free_bytes = set->heap.stats.free_bytes - p->stride;
-    min_free = set->heap.stats.min_ever_free;
-    set->heap.stats.free_bytes = free_bytes;
-    set->heap.stats.min_ever_free = free_bytes < min_free ? free_bytes : min_free;
+    set->heap.stats.free_bytes -= p->stride;
+    hk_note_low(&set->heap.stats);
     return payload;
 }
 
@@ -1176,7 +1170,7 @@ size_t hk_poolset_usable_size(hk_poolset_t *set, const void *ptr)
 void hk_poolset_get_stats(hk_poolset_t *set, hk_stats_t *out)
 {
     size_t i;
-    *out = set->heap.stats;
+    hk_stats_read(&set->heap, out);
     out->alloc_count = 0;
     out->free_count = 0;
     out->used_blocks = 0;

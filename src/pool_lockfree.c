@@ -554,7 +554,7 @@ void hk_lfpool_get_stats(hk_lfpool_t *pool, hk_stats_t *out)
     }
     /* After the table: under concurrency a block may show USED before its allocation is counted. */
     allocs = atomic_load_explicit(&pool->alloc_count, memory_order_seq_cst);
-    *out = pool->heap.stats;
+    hk_stats_read(&pool->heap, out);
     out->alloc_count = allocs;
     out->free_count = allocs > live ? allocs - live : 0;
     out->used_blocks = live + lost;

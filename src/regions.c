@@ -250,9 +250,7 @@ static void call_end(hk_regions_t *r, const hk_heap_t *sub, size_t free_before)
 {
     hk_stats_t *s = &r->heap.stats;
     s->free_bytes = s->free_bytes - free_before + sub->stats.free_bytes;
-    if (s->free_bytes < s->min_ever_free) {
-        s->min_ever_free = s->free_bytes;
-    }
+    hk_note_low(s);
 }
 
 static void *sub_malloc(hk_regions_t *r, hk_heap_t *sub, size_t size)
@@ -372,7 +370,7 @@ size_t hk_regions_usable_size(hk_regions_t *regions, const void *ptr)
 void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out)
 {
     size_t i;
-    *out = regions->heap.stats;
+    hk_stats_read(&regions->heap, out);
     for (i = 0; i < regions->count; i++) {
         hk_stats_t s;
         regions->slot[i].heap->ops->get_stats(regions->slot[i].heap, &s);
@@ -391,7 +389,6 @@ void hk_regions_get_stats(hk_regions_t *regions, hk_stats_t *out)
             out->smallest_free = s.smallest_free;
         }
     }
-    hk_derive_peak(out);
 }
 
 void hk_regions_walk(hk_regions_t *regions, hk_walk_fn visit, void *ctx)

@@ -245,9 +245,7 @@ static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested
     s->heap.stats.used_requested += requested;
 #endif
     s->heap.stats.alloc_count++;
-    if (s->heap.stats.free_bytes < s->heap.stats.min_ever_free) {
-        s->heap.stats.min_ever_free = s->heap.stats.free_bytes;
-    }
+    hk_note_low(&s->heap.stats);
     s->requested_total += requested;
     note_top(s);
     return hk_tag_payload(b);
@@ -376,7 +374,7 @@ size_t hk_seqfit_usable_size(hk_seqfit_t *s, const void *ptr)
 void hk_seqfit_get_stats(hk_seqfit_t *s, hk_stats_t *out)
 {
     const hk_tag_t *b;
-    *out = s->heap.stats;
+    hk_stats_read(&s->heap, out);
     hk_tag_derive_stats(out);
     out->largest_free = (s->top != NULL) ? hk_tag_size(s->top) : 0;
     out->smallest_free = out->largest_free;

@@ -2,7 +2,7 @@
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 #include "tagged.h"
 
-size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
+HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
 {
     uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
@@ -65,7 +65,7 @@ static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
     return HK_ERR_CORRUPT;
 }
 
-hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
+HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
 {
     hk_tag_t *t = hk_tag_of(ptr);
     hk_error_t error;
@@ -95,7 +95,7 @@ static int detach_sound(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag
     return lists->detach(heap, b);
 }
 
-hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b)
+HK_INTERNAL hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b)
 {
     hk_tag_t *freed = b;
     hk_tag_t *next = hk_tag_next(b);
@@ -117,7 +117,7 @@ hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_t
     return b;
 }
 
-void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b, size_t size)
+HK_INTERNAL void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b, size_t size)
 {
     size_t rest = hk_tag_size(b) - size;
     hk_tag_t *r;
@@ -131,12 +131,11 @@ void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_
     lists->file(heap, hk_tag_coalesce(heap, span, lists, r));
 }
 
-int hk_tag_resize(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b,
+HK_INTERNAL int hk_tag_resize(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b,
                   size_t requested)
 {
     size_t gross = hk_tag_gross(requested);
     size_t size = hk_tag_size(b);
-    size_t old_free = heap->stats.free_bytes;
     hk_tag_t *next = hk_tag_next(b);
     if (gross == 0) {
         return 0;
@@ -153,13 +152,11 @@ int hk_tag_resize(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists
     heap->stats.used_requested = heap->stats.used_requested - b->requested + requested;
 #endif
     hk_tag_arm_canary(b, requested);
-    if (heap->stats.free_bytes < old_free && heap->stats.free_bytes < heap->stats.min_ever_free) {
-        heap->stats.min_ever_free = heap->stats.free_bytes;
-    }
+    hk_note_low(&heap->stats);
     return 1;
 }
 
-void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx)
+HK_INTERNAL void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx)
 {
     const hk_tag_t *b;
     for (b = span->first; b < span->sentinel; b = hk_tag_next(b)) {
@@ -176,7 +173,7 @@ void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx)
     }
 }
 
-hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged, size_t free_blocks)
+HK_INTERNAL hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged, size_t free_blocks)
 {
     const hk_tag_t *b = span->first;
     int prev_used = 1;

@@ -247,14 +247,14 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
  * Lay out a span inside [mem, mem + size): one free block covering it and
  * the sentinel. Returns the free block's size, 0 if too small for one block.
  */
-size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size);
+HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size);
 
 /*
  * The error path of hk_tag_lookup: report why ptr is not a sound used block
  * of the span and return NULL, or, where the only fault is the right
  * neighbour's copy of the block's size, mend it and return the block.
  */
-hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr);
+HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr);
 
 /*
  * Resolve a pointer handed to free/realloc/usable_size to its used block,
@@ -302,16 +302,16 @@ typedef struct hk_tag_lists {
  * merged block, on no list, for the caller to file. A neighbour that fails
  * its structural check or whose links are damaged is reported and not merged.
  */
-hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b);
+HK_INTERNAL hk_tag_t *hk_tag_coalesce(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b);
 
 /* Cut block b to size bytes when the rest can form a block of its own; the rest is coalesced and filed. */
-void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b, size_t size);
+HK_INTERNAL void hk_tag_trim(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b, size_t size);
 
 /*
  * Resize used block b in place to hold `requested` bytes: shrink, or grow
  * into a free successor. Returns 0, with nothing changed, where it cannot.
  */
-int hk_tag_resize(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b,
+HK_INTERNAL int hk_tag_resize(hk_heap_t *heap, const hk_tag_span_t *span, const hk_tag_lists_t *lists, hk_tag_t *b,
                   size_t requested);
 
 /*
@@ -328,7 +328,6 @@ static inline void hk_tag_derive_stats(hk_stats_t *s)
     s->used_granted = s->capacity - s->free_bytes - s->used_blocks * HK_TAG_HDR;
     s->used_requested = s->used_granted;
 #endif
-    hk_derive_peak(s);
     s->largest_free = 0;
     s->smallest_free = 0;
 }
@@ -344,13 +343,13 @@ static inline size_t hk_tag_usable_size(const hk_tag_t *t)
 }
 
 /* Visit every block of the span. */
-void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx);
+HK_INTERNAL void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *ctx);
 
 /*
  * Check the physical chain, and the counters in heap->stats and the free
  * block count against it (so the caller need only match its free lists to
  * that count). merged: two free neighbours are an error.
  */
-hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged, size_t free_blocks);
+HK_INTERNAL hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *span, int merged, size_t free_blocks);
 
 #endif

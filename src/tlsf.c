@@ -338,9 +338,7 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
     hk_tag_arm_canary(b, requested);
     s->free_bytes -= size;
     s->alloc_count++;
-    if (s->free_bytes < s->min_ever_free) {
-        s->min_ever_free = s->free_bytes;
-    }
+    hk_note_low(s);
     return hk_tag_payload(b);
 }
 
@@ -461,7 +459,7 @@ static size_t list_extreme(const hk_tlsf_t *t, const hk_tag_t *b, int want_max)
 
 void hk_tlsf_get_stats(hk_tlsf_t *t, hk_stats_t *out)
 {
-    *out = t->heap.stats;
+    hk_stats_read(&t->heap, out);
     out->split_count += out->alloc_count - t->whole_takes;
     out->free_blocks = free_blocks(t);
     hk_tag_derive_stats(out);

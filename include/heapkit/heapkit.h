@@ -205,6 +205,13 @@ void *hk_aligned_alloc(hk_heap_t *heap, size_t alignment, size_t size);
 void hk_free(hk_heap_t *heap, void *ptr);
 size_t hk_usable_size(hk_heap_t *heap, const void *ptr);
 void hk_get_stats(hk_heap_t *heap, hk_stats_t *out);
+/*
+ * Restart min_ever_free (and so peak_used) from the free bytes now, as
+ * FreeRTOS's xPortResetHeapMinimumEverFreeHeapSize asks. A lone pool and
+ * lfpool derive their low-water mark from the blocks ever touched, which
+ * this cannot undo.
+ */
+void hk_restart_low_water(hk_heap_t *heap);
 void hk_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx);
 hk_check_t hk_check(hk_heap_t *heap);
 int hk_owns(const hk_heap_t *heap, const void *ptr);

@@ -350,7 +350,7 @@ void xPortResetHeapMinimumEverFreeHeapSize(void)
 {
     vTaskSuspendAll();
     if (pxHeapkitHeap != NULL) {
-        pxHeapkitHeap->stats.min_ever_free = pxHeapkitHeap->stats.free_bytes;
+        hk_restart_low_water(pxHeapkitHeap);
     }
     (void)xTaskResumeAll();
 }
