@@ -260,7 +260,8 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
         return NULL;
     }
     if (end - first > BUMP_MAX_SPAN) {
-        end = first + BUMP_MAX_SPAN;
+        hk_init_status(status, HK_ETOOBIG); /* the headers' 32-bit sizes: the whole arena or none of it */
+        return NULL;
     }
     hk_heap_setup(&h->heap, (size_t)(end - first));
     h->first = first;

@@ -976,6 +976,7 @@ hk_dmm_t *hk_dmm_init(void *arena, size_t size, const hk_dmm_config_t *cfg, hk_s
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
     uintptr_t end = hk_arena_end(arena, size);
     hk_dmm_t *d;
+    hk_status_t rc;
     size_t span_size;
     unsigned list;
 
@@ -986,10 +987,12 @@ hk_dmm_t *hk_dmm_init(void *arena, size_t size, const hk_dmm_config_t *cfg, hk_s
         return hk_init_status(status, HK_ETOOSMALL);
     }
     d = (hk_dmm_t *)base;
-    span_size = hk_tag_span_init(&d->span, (void *)(base + sizeof(hk_dmm_t)), (size_t)(end - base - sizeof(hk_dmm_t)));
-    if (span_size == 0) {
-        return hk_init_status(status, HK_ETOOSMALL);
+    rc = hk_tag_span_init(&d->span, (void *)(base + sizeof(hk_dmm_t)), (size_t)(end - base - sizeof(hk_dmm_t)),
+                          HK_TAG_MAX_BLOCK);
+    if (rc != HK_OK) {
+        return hk_init_status(status, rc);
     }
+    span_size = hk_tag_span_bytes(&d->span);
     hk_heap_setup(&d->heap, span_size);
     d->cfg = *cfg;
     for (list = 0; list <= HK_DMM_MAX_LISTS; list++) {

@@ -459,6 +459,7 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
     uintptr_t end = hk_arena_end(arena, size);
     hk_seqfit_t *s;
+    hk_status_t rc;
     size_t span_size;
 
     if (arena == NULL || (unsigned)policy > (unsigned)HK_SEQFIT_WORST) {
@@ -468,10 +469,12 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
         return hk_init_status(status, HK_ETOOSMALL);
     }
     s = (hk_seqfit_t *)base;
-    span_size = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)), (size_t)(end - base - sizeof(hk_seqfit_t)));
-    if (span_size == 0) {
-        return hk_init_status(status, HK_ETOOSMALL);
+    rc = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)), (size_t)(end - base - sizeof(hk_seqfit_t)),
+                          HK_TAG_MAX_BLOCK);
+    if (rc != HK_OK) {
+        return hk_init_status(status, rc);
     }
+    span_size = hk_tag_span_bytes(&s->span);
     hk_heap_setup(&s->heap, span_size);
     s->policy = policy;
     s->head = NULL;

@@ -2,20 +2,20 @@
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 #include "tagged.h"
 
-HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span)
 {
     uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
     uintptr_t sentinel = hk_align_down_uptr(lo + hk_arena_room(lo, size), HK_ALIGN) - HK_TAG_HDR;
     size_t span_size;
 
-    if (first < lo || sentinel < first + HK_TAG_MIN_BLOCK) {
-        return 0;
+    HK_ASSERT(max_span <= HK_TAG_MAX_BLOCK);
+    if (first < lo || sentinel < first || sentinel - first < HK_TAG_MIN_BLOCK) {
+        return HK_ETOOSMALL;
     }
     span_size = (size_t)(sentinel - first);
-    if (span_size > HK_TAG_MAX_BLOCK) {
-        span_size = HK_TAG_MAX_BLOCK;
-        sentinel = first + span_size;
+    if (span_size > max_span) {
+        return HK_ETOOBIG;
     }
     span->first = hk_tag_at(first);
     span->sentinel = hk_tag_at(sentinel);
@@ -23,7 +23,7 @@ HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
     span->sentinel->size_used = 1; /* size 0, used: no block merges with it */
     hk_tag_write(span->first, span_size, 0);
     hk_tag_poison(span->first);
-    return span_size;
+    return HK_OK;
 }
 
 #if HK_CHECKS

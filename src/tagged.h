@@ -10,11 +10,14 @@
  *   requested (HK_HARDENING >= 2 only) the caller's request, which places
  *             the canary
  *
- * The fields are HK_TAG_WORD wide: 16 bits on 32-bit targets (a 4-byte tag;
- * one block is then at most HK_TAG_MAX_BLOCK, about 256 KiB, and init clamps
- * a larger span to that), 32 bits elsewhere (an 8-byte tag). Define
- * HK_TAG_WIDE to 1 for the 32-bit fields on a 32-bit target that needs one
- * heap larger than 256 KiB.
+ * The fields are 32 bits (HK_TAG_WIDE 1, the default: an 8-byte tag, a
+ * span of any size the allocator can index), or 16 bits with HK_TAG_WIDE 0:
+ * a 4-byte tag, for a firmware whose every tagged heap is at most
+ * HK_TAG_MAX_BLOCK (256 KiB at HK_ALIGN 8); init refuses a larger arena with
+ * HK_ETOOBIG rather than use part of it. The width is a build option, not
+ * chosen per heap as Zephyr's sys_heap does, because a per-heap choice costs
+ * a test on every tag access of the hot paths; the wide tag costs none (a
+ * 32-bit load or store is one instruction, as a 16-bit one is).
  *
  * The payload follows the tag and is HK_ALIGN-aligned, so blocks start
  * HK_TAG_HDR bytes short of an alignment boundary. A free block keeps its
@@ -35,11 +38,7 @@
 #include "hk_internal.h"
 
 #ifndef HK_TAG_WIDE
-#if UINTPTR_MAX > 0xFFFFFFFFu
 #define HK_TAG_WIDE 1
-#else
-#define HK_TAG_WIDE 0
-#endif
 #endif
 
 #if HK_TAG_WIDE
@@ -65,12 +64,17 @@ typedef struct hk_tag_links {
 #define HK_TAG_UNIT ((size_t)HK_ALIGN)
 /* Smallest block: a tag and two links, rounded to the alignment. */
 #define HK_TAG_MIN_BLOCK ((HK_TAG_HDR + sizeof(hk_tag_links_t) + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u))
-/* Largest block: its size in units must fit the 31 or 15 bits next to the used bit. */
+/*
+ * Largest block: its size in units must fit the 31 or 15 bits next to the
+ * used bit, and its size in bytes a size_t (a 32-bit target's 31-bit unit
+ * count would not).
+ */
 #define HK_TAG_MAX_UNITS ((size_t)((hk_tag_word_t)~(hk_tag_word_t)0) >> 1)
-#define HK_TAG_MAX_BLOCK (HK_TAG_MAX_UNITS * HK_TAG_UNIT)
+#define HK_TAG_MAX_BLOCK                                                                                    \
+    (HK_TAG_MAX_UNITS > SIZE_MAX / HK_TAG_UNIT ? (SIZE_MAX & ~(HK_TAG_UNIT - 1u)) : HK_TAG_MAX_UNITS * HK_TAG_UNIT)
 
 HK_STATIC_ASSERT(HK_TAG_HDR % 4u == 0 && HK_TAG_HDR < HK_ALIGN * 2u, tag_fits_before_the_payload);
-HK_STATIC_ASSERT(HK_TAG_WIDE || HK_CANARIES || sizeof(hk_tag_t) == 4, small_tag_is_four_bytes);
+HK_STATIC_ASSERT(sizeof(hk_tag_t) == (HK_TAG_WIDE ? 8u : 4u) + (HK_CANARIES ? 4u : 0u), tag_is_its_fields);
 
 /* The span of blocks a tagged heap manages. */
 typedef struct hk_tag_span {
@@ -245,9 +249,17 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
 
 /*
  * Lay out a span inside [mem, mem + size): one free block covering it and
- * the sentinel. Returns the free block's size, 0 if too small for one block.
+ * the sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
+ * block would be larger than max_span (the allocator's limit, at most
+ * HK_TAG_MAX_BLOCK): the whole arena is used or none of it.
  */
-HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size);
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span);
+
+/* The bytes of a span's blocks: its capacity. */
+static inline size_t hk_tag_span_bytes(const hk_tag_span_t *span)
+{
+    return (size_t)((uintptr_t)span->sentinel - (uintptr_t)span->first);
+}
 
 /*
  * The error path of hk_tag_lookup: report why ptr is not a sound used block

@@ -122,12 +122,19 @@ HK_HOT int link_placed(const hk_tlsf_t *t, const hk_tag_t *b)
 }
 #endif
 
-/* Push free block b on list ix (no counting). */
-HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, unsigned ix)
+/*
+ * The free lists are the one place free bytes are counted: a block's bytes
+ * join stats.free_bytes when it is pushed (list_push) and leave when it is
+ * unlinked or popped (list_unlink, pop_fit).
+ */
+
+/* Push free block b, of size bytes (its tag written), on its list. */
+HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, size_t size)
 {
     hk_tag_links_t *links = hk_tag_links(b);
+    unsigned ix = list_of(size);
     hk_tag_t *next = t->heads[ix];
-    HK_ASSERT(ix < t->lists && !hk_tag_used(b));
+    HK_ASSERT(ix < t->lists && !hk_tag_used(b) && hk_tag_size(b) == size);
     links->prev = NULL;
     links->next = next;
     if (next != NULL) {
@@ -136,10 +143,12 @@ HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, unsigned ix)
     t->heads[ix] = b;
     t->fl_bitmap |= 1u << (ix >> SL);
     t->sl_bitmap[ix >> SL] |= 1u << (ix & SL_MASK);
+    t->heap.stats.free_bytes += size;
 }
 
 HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
 {
+    HK_ASSERT(ix < t->lists && t->heads[ix] == NULL);
     unsigned fl = ix >> SL;
     uint32_t map = t->sl_bitmap[fl] & ~(1u << (ix & SL_MASK));
     t->sl_bitmap[fl] = map;
@@ -154,20 +163,13 @@ HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
  * merge, so get_stats derives the count from those counters. The splits
  * take() makes are the allocations less those handed out whole, so
  * stats.split_count holds only the others (aligned_alloc's front gaps,
- * realloc's).
- * (A dropped list's blocks stay counted: they are lost, not used.)
+ * realloc's). A dropped list's blocks stay counted, in free_bytes too:
+ * they are lost, not used, and never handed out.
  */
 static size_t free_blocks(const hk_tlsf_t *t)
 {
     const hk_stats_t *s = &t->heap.stats;
     return 1u + s->free_count + s->split_count - t->whole_takes - s->coalesce_count;
-}
-
-/* File a free block on its list, its bytes counted. */
-static void file_free(hk_tlsf_t *t, hk_tag_t *b)
-{
-    list_push(t, b, list_of(hk_tag_size(b)));
-    t->heap.stats.free_bytes += hk_tag_size(b);
 }
 
 #if HK_CHECKS
@@ -181,16 +183,18 @@ static void drop_list(hk_tlsf_t *t, unsigned ix, const hk_tag_t *culprit)
 #endif
 
 /*
- * Unlink free block b from its list (no counting). With HK_CHECKS its
- * links must be placed and link back to it; returns 0 (b left alone,
- * reported) if they do not.
+ * Unlink free block b from its list. With HK_CHECKS its links must be
+ * placed and link back to it; returns 0 (b left alone, reported) if they
+ * do not.
  */
 HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
 {
     hk_tag_links_t *links = hk_tag_links(b);
     hk_tag_t *next = links->next;
     hk_tag_t *prev = links->prev;
-    unsigned ix = list_of(hk_tag_size(b));
+    size_t size = hk_tag_size(b);
+    unsigned ix = list_of(size);
+    HK_ASSERT(!hk_tag_used(b));
 #if HK_CHECKS
     if (!link_placed(t, next) || !link_placed(t, prev) || (next != NULL && hk_tag_links(next)->prev != b) ||
         (prev != NULL ? hk_tag_links(prev)->next != b : t->heads[ix] != b)) {
@@ -209,6 +213,7 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
             clear_list_bit(t, ix);
         }
     }
+    t->heap.stats.free_bytes -= size;
     return 1;
 }
 
@@ -230,18 +235,77 @@ HK_HOT int take_neighbour(hk_tlsf_t *t, hk_tag_t *n)
     return list_unlink(t, n);
 }
 
-static int detach_cb(hk_heap_t *h, hk_tag_t *b)
+/*
+ * The block operations, each written once and shared by malloc,
+ * aligned_alloc, resize and free, as in Conte's TLSF: split a block in two,
+ * merge a block with its free right or left neighbour, and trim a used
+ * block's tail back to the lists.
+ */
+
+/* Cut block b at size bytes: b keeps size (marked used or not), the rest becomes a free block, returned unlisted. */
+HK_HOT hk_tag_t *split(hk_tag_t *b, size_t size, unsigned used)
 {
-    hk_tlsf_t *t = (hk_tlsf_t *)h;
-    if (!take_neighbour(t, b)) {
-        return 0;
-    }
-    h->stats.free_bytes -= hk_tag_size(b);
-    return 1;
+    size_t rest = hk_tag_size(b) - size;
+    hk_tag_t *r = hk_tag_at((uintptr_t)b + size);
+    HK_ASSERT(size >= HK_TAG_MIN_BLOCK && rest >= HK_TAG_MIN_BLOCK && size % HK_TAG_UNIT == 0);
+    hk_tag_write(b, size, used);
+    hk_tag_write(r, rest, 0);
+    return r;
 }
 
-static void file_cb(hk_heap_t *h, hk_tag_t *b) { file_free((hk_tlsf_t *)h, b); }
-static const hk_tag_lists_t tlsf_lists = {detach_cb, file_cb};
+/*
+ * b's size once its right neighbour is merged in: that neighbour must be
+ * free and pass take_neighbour (then it is unlinked and its tag and links
+ * join b's payload, poisoned at level 2); size otherwise. b's tag is the
+ * caller's to write.
+ */
+HK_HOT size_t merge_right(hk_tlsf_t *t, const hk_tag_t *b, size_t size)
+{
+    hk_tag_t *next = hk_tag_at((uintptr_t)b + size);
+    HK_ASSERT(size == hk_tag_size(b));
+    if (!hk_tag_used(next) && take_neighbour(t, next)) {
+        size += hk_tag_size(next);
+        t->heap.stats.coalesce_count++;
+        hk_tag_poison_range(next, hk_tag_poison_start(next));
+    }
+    return size;
+}
+
+/*
+ * The block that starts b's merged free block: its left neighbour when that
+ * is free and its links hold (unlinked, *size grown, b's tag poisoned at
+ * level 2), b otherwise. b's left side is sound (hk_tag_lookup checked it).
+ */
+HK_HOT hk_tag_t *merge_left(hk_tlsf_t *t, hk_tag_t *b, size_t *size)
+{
+    if (b->left != 0) {
+        hk_tag_t *prev = hk_tag_prev(b);
+        if (!hk_tag_used(prev) && list_unlink(t, prev)) {
+            hk_tag_poison_range(b, b + 1);
+            *size += hk_tag_size(prev);
+            t->heap.stats.coalesce_count++;
+            return prev;
+        }
+    }
+    return b;
+}
+
+/* Give used block b's bytes beyond size back to the lists, merged with a free right neighbour, where they form a block. */
+static void trim(hk_tlsf_t *t, hk_tag_t *b, size_t size)
+{
+    size_t rest = hk_tag_size(b) - size;
+    hk_tag_t *r;
+    HK_ASSERT(hk_tag_used(b) && size <= hk_tag_size(b));
+    if (rest < HK_TAG_MIN_BLOCK) {
+        return;
+    }
+    r = split(b, size, 1);
+    t->heap.stats.split_count++;
+    hk_tag_poison_range(hk_tag_payload(r), hk_tag_at((uintptr_t)r + rest));
+    rest = merge_right(t, r, rest);
+    hk_tag_write(r, rest, 0);
+    list_push(t, r, rest);
+}
 
 /* The first non-empty list at or above ix whose first level is ix's or higher, or NO_LIST. */
 HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
@@ -305,19 +369,17 @@ HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
         } else {
             clear_list_bit(t, ix);
         }
+        t->heap.stats.free_bytes -= hk_tag_size(b);
         return b;
     }
 }
 
-/*
- * Hand out free block b (off its list, still counted free) for `requested`
- * bytes in gross bytes: split, mark, count.
- */
+/* Hand out free block b (popped) for `requested` bytes in gross bytes: split, mark, count. */
 HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
 {
-    size_t size = hk_tag_size(b);
-    size_t rest = size - gross;
+    size_t rest = hk_tag_size(b) - gross;
     hk_stats_t *s = &t->heap.stats;
+    HK_ASSERT(!hk_tag_used(b) && hk_tag_size(b) >= gross);
 #if HK_CANARIES
     if (!hk_tag_poison_intact_upto(b, hk_tag_at((uintptr_t)b + gross))) {
         hk_report(&t->heap, HK_ERR_CORRUPT, hk_tag_payload(b)); /* written after free */
@@ -326,17 +388,12 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
 #endif
     if (rest >= HK_TAG_MIN_BLOCK) {
         /* The rest goes straight on its list: its right neighbour is in use (TLSF merges at once). */
-        hk_tag_t *r = hk_tag_at((uintptr_t)b + gross);
-        hk_tag_write(b, gross, 1);
-        hk_tag_write(r, rest, 0);
-        list_push(t, r, list_of(rest));
-        size = gross;
+        list_push(t, split(b, gross, 1), rest);
     } else {
         b->size_used |= 1u;
         t->whole_takes++;
     }
     hk_tag_arm_canary(b, requested);
-    s->free_bytes -= size;
     s->alloc_count++;
     hk_note_low(s);
     return hk_tag_payload(b);
@@ -380,14 +437,10 @@ void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
         /* Give the gap in front back as a free block of its own (its left neighbour is used). */
         size_t gap = (size_t)(aligned - payload);
         hk_tag_t *front = b;
-        size_t whole = hk_tag_size(front);
-        b = hk_tag_at((uintptr_t)front + gap);
-        hk_tag_write(front, gap, 0);
-        hk_tag_write(b, whole - gap, 0);
+        b = split(front, gap, 0);
         hk_tag_poison(front);
-        file_free(t, front);
+        list_push(t, front, gap);
         t->heap.stats.split_count++;
-        t->heap.stats.free_bytes -= gap; /* counted twice: in front, and in b as popped */
     }
     return take(t, b, gross, size);
 }
@@ -395,45 +448,50 @@ void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
 void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
 {
     hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
-    hk_stats_t *s = &t->heap.stats;
     hk_tag_t *freed = b;
-    hk_tag_t *next;
     size_t freed_size;
     size_t size;
     if (b == NULL) {
         return;
     }
-    size = freed_size = hk_tag_size(b);
+    freed_size = hk_tag_size(b);
 #if HK_CANARIES
-    s->used_requested -= b->requested;
+    t->heap.stats.used_requested -= b->requested;
 #endif
-    s->free_count++;
-    s->free_bytes += size;
-    next = hk_tag_at((uintptr_t)b + size);
-    if (!hk_tag_used(next) && take_neighbour(t, next)) {
-        size += hk_tag_size(next);
-        s->coalesce_count++;
-        hk_tag_poison_range(next, hk_tag_poison_start(next));
-    }
+    t->heap.stats.free_count++;
+    size = merge_right(t, b, freed_size);
     b->size_used &= (hk_tag_word_t)~1u; /* a later free of b, merged away or not, is a double free */
-    if (b->left != 0) {
-        hk_tag_t *prev = hk_tag_prev(b);
-        if (!hk_tag_used(prev) && list_unlink(t, prev)) {
-            hk_tag_poison_range(b, b + 1);
-            size += hk_tag_size(prev);
-            b = prev;
-            s->coalesce_count++;
-        }
-    }
+    b = merge_left(t, b, &size);
     hk_tag_poison_range(hk_tag_payload(freed), hk_tag_at((uintptr_t)freed + freed_size));
     hk_tag_write(b, size, 0);
-    list_push(t, b, list_of(size));
+    list_push(t, b, size);
 }
 
 void *hk_tlsf_resize(hk_tlsf_t *t, void *ptr, size_t size)
 {
     hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
-    return (b != NULL && hk_tag_resize(&t->heap, &t->span, &tlsf_lists, b, size)) ? ptr : NULL;
+    size_t gross;
+    size_t have;
+    if (b == NULL || size > t->max_request) {
+        return NULL;
+    }
+    gross = hk_tag_gross_of(size);
+    have = hk_tag_size(b);
+    if (gross > have) {
+        const hk_tag_t *next = hk_tag_at((uintptr_t)b + have);
+        size_t grown;
+        if (hk_tag_used(next) || have + hk_tag_size(next) < gross || (grown = merge_right(t, b, have)) == have) {
+            return NULL;
+        }
+        hk_tag_write(b, grown, 1);
+    }
+    trim(t, b, gross);
+#if HK_CANARIES
+    t->heap.stats.used_requested = t->heap.stats.used_requested - b->requested + size;
+#endif
+    hk_tag_arm_canary(b, size);
+    hk_note_low(&t->heap.stats);
+    return ptr;
 }
 
 size_t hk_tlsf_usable_size(hk_tlsf_t *t, const void *ptr)
@@ -537,6 +595,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
     uintptr_t end = hk_arena_end(arena, size);
     hk_tlsf_t *t;
+    hk_status_t rc;
     size_t most;
     size_t span_size;
     uintptr_t blocks;
@@ -549,7 +608,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     }
     t = (hk_tlsf_t *)base;
     hk_memset(t, 0, sizeof(*t));
-    /* Size the list heads for the largest block this arena could hold. */
+    /* Size the list heads for the largest block this arena could hold (a larger one is refused below). */
     most = (size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN;
     t->lists = ((list_of(most) >> SL) + 1u) << SL;
     blocks = (uintptr_t)(t->heads + t->lists);
@@ -557,19 +616,17 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
         return hk_init_status(status, HK_ETOOSMALL);
     }
     hk_memset(t->heads, 0, t->lists * sizeof(hk_tag_t *));
-    most = (size_t)(end - blocks) < MAX_SPAN ? (size_t)(end - blocks) : MAX_SPAN;
-    span_size = hk_tag_span_init(&t->span, (void *)blocks, most);
-    if (span_size == 0) {
-        return hk_init_status(status, HK_ETOOSMALL);
+    rc = hk_tag_span_init(&t->span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
+    if (rc != HK_OK) {
+        return hk_init_status(status, rc);
     }
+    span_size = hk_tag_span_bytes(&t->span);
     t->span_bytes = span_size;
     t->span_units = span_size / HK_ALIGN;
     t->max_request = span_size - HK_TAG_HDR - HK_CANARY_ROOM;
     hk_heap_setup(&t->heap, span_size);
-    t->heap.stats.free_bytes = 0;
-    file_free(t, t->span.first);
-    if (status != NULL) {
-        *status = HK_OK;
-    }
+    t->heap.stats.free_bytes = 0; /* the first block's bytes count as it is listed */
+    list_push(t, t->span.first, span_size);
+    hk_init_status(status, HK_OK);
     return t;
 }

@@ -301,7 +301,7 @@ static void test_gross_sizes(void **state)
     size_t requested = 0;
     size_t granted = 0;
 
-    assert_int_equal(HDR, sizeof(void *) == 8 ? 8 : 4);
+    assert_int_equal(HDR, HK_TAG_WIDE ? 8 : 4);
     assert_int_equal(MIN_BLOCK, HK_ALIGN == 16 ? 32 : sizeof(void *) == 8 ? 24 : 16);
     for (n = 0; n <= 200; n++) {
         void *p = must_malloc(s, n);
@@ -1209,6 +1209,16 @@ static void test_stats_counters(void **state)
     expect_empty(s);
 }
 
+static TEST_ARENA(LARGE_ARENA) g_large;
+
+static void test_large_arena(void **state)
+{
+    hk_status_t st = HK_EINVAL;
+    hk_seqfit_t *s = hk_seqfit_init(g_large.bytes, LARGE_ARENA, HK_SEQFIT_BEST, &st);
+    (void)state;
+    expect_large_arena(s != NULL ? hk_seqfit_heap(s) : NULL, st, 1024u, HDR, HK_TAG_WIDE);
+}
+
 static void test_huge_requests(void **state)
 {
     hk_seqfit_t *s = make(policy_of(state));
@@ -1308,6 +1318,7 @@ int main(void)
         cmocka_unit_test(test_aligned_edges),
         EACH_POLICY(test_stats_counters),
         EACH_POLICY(test_huge_requests),
+        cmocka_unit_test(test_large_arena),
         EACH_POLICY(test_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

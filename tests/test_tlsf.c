@@ -719,6 +719,16 @@ static void test_malloc_zero_unique(void **state)
     expect_empty(t);
 }
 
+static TEST_ARENA(LARGE_ARENA) g_large;
+
+static void test_large_arena(void **state)
+{
+    hk_status_t st = HK_EINVAL;
+    hk_tlsf_t *t = hk_tlsf_init(g_large.bytes, LARGE_ARENA, &st);
+    (void)state;
+    expect_large_arena(t != NULL ? hk_tlsf_heap(t) : NULL, st, 8192u, HDR, HK_TAG_WIDE);
+}
+
 static void test_huge_requests(void **state)
 {
     (void)state;
@@ -970,6 +980,7 @@ int main(void)
         cmocka_unit_test(test_aligned_edges),
         cmocka_unit_test(test_malloc_zero_unique),
         cmocka_unit_test(test_huge_requests),
+        cmocka_unit_test(test_large_arena),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_many_small_free_blocks),
         cmocka_unit_test(test_misuse),

@@ -251,6 +251,41 @@ size_t smallest_arena(heap_init_fn init, void *ctx, void *arena, size_t limit)
     return 0;
 }
 
+void expect_large_arena(hk_heap_t *heap, hk_status_t status, size_t control_most, size_t header, int spans_it)
+{
+    hk_stats_t s;
+    unsigned char *whole;
+    unsigned char *half;
+    unsigned char *quarter;
+    if (!spans_it) {
+        assert_null(heap);
+        assert_int_equal(status, HK_ETOOBIG);
+        return;
+    }
+    assert_non_null(heap);
+    assert_int_equal(status, HK_OK);
+    hk_get_stats(heap, &s);
+    assert_true(s.capacity + control_most >= LARGE_ARENA);
+    assert_int_equal(s.largest_free, s.capacity);
+    whole = hk_malloc(heap, s.capacity - header);
+    assert_non_null(whole);
+    whole[s.capacity - header - 1u] = 1;
+    hk_free(heap, whole);
+    half = hk_malloc(heap, LARGE_ARENA / 2u);
+    quarter = hk_malloc(heap, LARGE_ARENA / 4u);
+    assert_non_null(half);
+    assert_non_null(quarter);
+    assert_true((uintptr_t)quarter > (uintptr_t)half + ((size_t)256u << 10));
+    quarter[LARGE_ARENA / 4u - 1u] = 2;
+    assert_int_equal(hk_check(heap), HK_CHECK_OK);
+    hk_free(heap, half);
+    hk_free(heap, quarter);
+    assert_int_equal(hk_check(heap), HK_CHECK_OK);
+    hk_get_stats(heap, &s);
+    assert_int_equal(s.largest_free, s.capacity);
+    assert_int_equal(s.free_blocks, 1);
+}
+
 void refuse_hopeless_requests(hk_heap_t *heap, size_t max_span, size_t header)
 {
     hk_stats_t before = heap_stats(heap);

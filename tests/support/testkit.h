@@ -141,6 +141,16 @@ size_t smallest_arena(heap_init_fn init, void *ctx, void *arena, size_t limit);
  */
 void refuse_hopeless_requests(hk_heap_t *heap, size_t max_span, size_t header);
 
+/*
+ * A heap made on a LARGE_ARENA-byte arena, eight times what a 4-byte tag
+ * spans (src/tagged.h): where spans_it, init succeeded and every byte but
+ * the control data (at most control_most) is capacity, a request of all of
+ * it succeeds, and blocks sit and merge beyond the first 256 KiB; otherwise
+ * init refused the whole arena with HK_ETOOBIG (it never uses part of it).
+ */
+#define LARGE_ARENA ((size_t)2u << 20)
+void expect_large_arena(hk_heap_t *heap, hk_status_t status, size_t control_most, size_t header, int spans_it);
+
 /* ---- error hook ---- */
 
 /* What the error hook saw: how many reports (atomic: lfpool reports from threads), the last one. */
