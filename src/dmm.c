@@ -53,8 +53,8 @@
  * O(list length) for address order; get_stats walks the lists whose size
  * bounds could change its figures.
  *
- * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
- * 8 on 64-bit hosts or with HK_TAG_WIDE; at HK_HARDENING >= 2 4 bytes more
+ * Overhead: the tag per used block (tagged.h: 8 bytes, or 4 with
+ * HK_TAG_WIDE 0 for heaps up to 256 KiB; at HK_HARDENING >= 2 4 bytes more
  * for the request and at least 4 bytes of canary room); a free block needs
  * HK_TAG_MIN_BLOCK (its tag and two links). The control block holds the
  * config copy and the list nodes.

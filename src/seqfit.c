@@ -23,8 +23,8 @@
  * Time: malloc, free, realloc and aligned_alloc are O(free blocks): the
  * search, and the address-ordered insert of a freed block or a split-off
  * remainder; get_stats walks the free list too. usable_size is O(1).
- * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
- * 8 on 64-bit hosts; 4 more, and 4 bytes of canary room, at HK_HARDENING
+ * Overhead: the tag per used block (tagged.h: 8 bytes, or 4 with
+ * HK_TAG_WIDE 0 for heaps up to 256 KiB; 4 more, and 4 bytes of canary room, at HK_HARDENING
  * >= 2); a free block needs HK_TAG_MIN_BLOCK. Misuse detection is that of
  * tagged.h; with HK_CHECKS a search steps only along links that point at
  * free blocks linking back, and a found block must be sound before it is

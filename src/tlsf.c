@@ -29,8 +29,8 @@
  *
  * Both are O(1): no loop depends on the number of blocks or the heap size.
  *
- * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
- * 8 on 64-bit hosts or with HK_TAG_WIDE; 4 more at HK_HARDENING >= 2, which
+ * Overhead: the tag per used block (tagged.h: 8 bytes, or 4 with
+ * HK_TAG_WIDE 0 for heaps up to 256 KiB; 4 more at HK_HARDENING >= 2, which
  * also keeps 4 bytes of canary room); blocks are at least HK_TAG_MIN_BLOCK;
  * the control block holds one list head per (first, second) level, sized
  * at init for the arena at hand.

@@ -347,9 +347,8 @@ def _dmm_inputs_note(dn: dict, explore_doc: dict) -> str:
         "the emulated board (heapkit/target.py, " + esc((dn.get("target") or {}).get("opt", "")) +
         "; exact instructions, the chosen configurations compiled in from their headers), mean "
         "over the traces on which no allocator failed an allocation on the board (M3 traces; "
-        "M3 failures counts them on every trace): dmm's 4-byte tags cap its heap at about "
-        "256 KiB on a 32-bit target (docs/dmm.md), so the traces whose peak is larger fail "
-        "there, where hk-explore's 64-bit arena is 16 x the trace's peak.")
+        "M3 failures counts them on every trace; hk-explore's 64-bit arena is 16 x the "
+        "trace's peak).")
 
 
 def section_dmm_network(data: dict, figs: Figures) -> str:
