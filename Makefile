@@ -35,6 +35,9 @@
 #                  hardening level: one summary line per allocator and level,
 #                  and the cases that fail (ctest runs the same as corruption_*)
 #   make readme-test  the README's measured tables regenerated and compared (tools/readme_tables.py)
+#   make flash-table  the README's flash table (init + malloc + free linked for Cortex-M3 and RV32,
+#                  every allocator at HK_HARDENING 0-2 and the peers) against a fresh build
+#                  (tools/flash_table.py --check; --write regenerates it, --breakdown NAME lists functions)
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make itc-kernel  the fctma-pools ITC application on FreeRTOS V11.2.0 in QEMU mps2-an385
@@ -85,9 +88,9 @@ timed = start=$$(date +%s); { $(2); } || exit $$?; echo "$(1): $$(( $$(date +%s)
 
 .PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test readme-test corruption firmware-trace itc-kernel consumer-test package-test peers-test
+        timing-start timing-report target-test target-icount-test readme-test flash-table corruption firmware-trace itc-kernel consumer-test package-test peers-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding sizes consumer-test package-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding flash-table sizes consumer-test package-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -299,6 +302,13 @@ firmware-trace: deps venv
 	  time ports/baremetal/run-qemu.sh mps2-an385 $(FW)/trace_rate.elf $(CURDIR)/$(FW)/rate.hkfw 1000000 && \
 	  rm -f $(FW)/rate.hkfw && \
 	  HEAPKIT_FIRMWARE_BUILD=$(CURDIR)/$(FW) $(VENV)/bin/python -m pytest lab/tests/test_firmware_trace.py -q -m target)
+
+# The peers come from the host build's folder (tools/flash_table.py fetches them there when
+# it is missing, as the host build would).
+flash-table: deps
+	@echo "== README's flash table against a fresh build (tools/flash_table.py --check)"
+	@$(call timed,flash table,$(PYTHON) tools/flash_table.py --check --peers $(BUILD)/gcc/peers \
+	  --build $(BUILD)/flash-table --jobs $(JOBS))
 
 sizes: deps
 	@echo "== cross-compiled sizes"
