@@ -594,10 +594,11 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
 {
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
     uintptr_t end = hk_arena_end(arena, size);
-    hk_tlsf_t *t;
+    hk_tlsf_t *t = (hk_tlsf_t *)base;
+    hk_tag_span_t span;
     hk_status_t rc;
     size_t most;
-    size_t span_size;
+    unsigned lists;
     uintptr_t blocks;
 
     if (arena == NULL) {
@@ -606,27 +607,26 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     if (end < base || end - base < sizeof(hk_tlsf_t)) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
-    t = (hk_tlsf_t *)base;
-    hk_memset(t, 0, sizeof(*t));
     /* Size the list heads for the largest block this arena could hold (a larger one is refused below). */
     most = (size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN;
-    t->lists = ((list_of(most) >> SL) + 1u) << SL;
-    blocks = (uintptr_t)(t->heads + t->lists);
+    lists = ((list_of(most) >> SL) + 1u) << SL;
+    blocks = (uintptr_t)(t->heads + lists);
     if (blocks > end) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
-    hk_memset(t->heads, 0, t->lists * sizeof(hk_tag_t *));
-    rc = hk_tag_span_init(&t->span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
+    rc = hk_tag_span_init(&span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
     if (rc != HK_OK) {
         return hk_init_status(status, rc);
     }
-    span_size = hk_tag_span_bytes(&t->span);
-    t->span_bytes = span_size;
-    t->span_units = span_size / HK_ALIGN;
-    t->max_request = span_size - HK_TAG_HDR - HK_CANARY_ROOM;
-    hk_heap_setup(&t->heap, span_size);
+    hk_memset(t, 0, (size_t)(blocks - base)); /* the control block and its heads: every list empty */
+    hk_heap_setup(&t->heap, hk_tag_span_bytes(&span));
+    t->span = span;
+    t->lists = lists;
+    t->span_bytes = t->heap.stats.capacity;
+    t->span_units = t->span_bytes / HK_ALIGN;
+    t->max_request = t->span_bytes - HK_TAG_HDR - HK_CANARY_ROOM;
     t->heap.stats.free_bytes = 0; /* the first block's bytes count as it is listed */
-    list_push(t, t->span.first, span_size);
+    list_push(t, span.first, t->span_bytes);
     hk_init_status(status, HK_OK);
     return t;
 }
