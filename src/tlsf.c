@@ -123,9 +123,11 @@ HK_HOT int link_placed(const hk_tlsf_t *t, const hk_tag_t *b)
 #endif
 
 /*
- * The free lists are the one place free bytes are counted: a block's bytes
- * join stats.free_bytes when it is pushed (list_push) and leave when it is
- * unlinked or popped (list_unlink, pop_fit).
+ * Free bytes change where blocks change hands, as o1heap counts them: take()
+ * hands bytes out, hk_tlsf_free() takes them back, hk_tlsf_resize() moves
+ * the difference. The list operations never count: a block split, merged or
+ * moved between lists stays free, so aligned_alloc's front gap and realloc's
+ * merges need no correction.
  */
 
 /* Push free block b, of size bytes (its tag written), on its list. */
@@ -143,7 +145,6 @@ HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, size_t size)
     t->heads[ix] = b;
     t->fl_bitmap |= 1u << (ix >> SL);
     t->sl_bitmap[ix >> SL] |= 1u << (ix & SL_MASK);
-    t->heap.stats.free_bytes += size;
 }
 
 HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
@@ -192,8 +193,7 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
     hk_tag_links_t *links = hk_tag_links(b);
     hk_tag_t *next = links->next;
     hk_tag_t *prev = links->prev;
-    size_t size = hk_tag_size(b);
-    unsigned ix = list_of(size);
+    unsigned ix = list_of(hk_tag_size(b));
     HK_ASSERT(!hk_tag_used(b));
 #if HK_CHECKS
     if (!link_placed(t, next) || !link_placed(t, prev) || (next != NULL && hk_tag_links(next)->prev != b) ||
@@ -213,7 +213,6 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
             clear_list_bit(t, ix);
         }
     }
-    t->heap.stats.free_bytes -= size;
     return 1;
 }
 
@@ -238,8 +237,10 @@ HK_HOT int take_neighbour(hk_tlsf_t *t, hk_tag_t *n)
 /*
  * The block operations, each written once and shared by malloc,
  * aligned_alloc, resize and free, as in Conte's TLSF: split a block in two,
- * merge a block with its free right or left neighbour, and trim a used
- * block's tail back to the lists.
+ * merge a block with its free right neighbour, and trim a used block's tail
+ * back to the lists. Only free merges with the left neighbour, so that is
+ * written there, where a helper taking the size by pointer cost the worst
+ * free two instructions.
  */
 
 /* Cut block b at size bytes: b keeps size (marked used or not), the rest becomes a free block, returned unlisted. */
@@ -269,25 +270,6 @@ HK_HOT size_t merge_right(hk_tlsf_t *t, const hk_tag_t *b, size_t size)
         hk_tag_poison_range(next, hk_tag_poison_start(next));
     }
     return size;
-}
-
-/*
- * The block that starts b's merged free block: its left neighbour when that
- * is free and its links hold (unlinked, *size grown, b's tag poisoned at
- * level 2), b otherwise. b's left side is sound (hk_tag_lookup checked it).
- */
-HK_HOT hk_tag_t *merge_left(hk_tlsf_t *t, hk_tag_t *b, size_t *size)
-{
-    if (b->left != 0) {
-        hk_tag_t *prev = hk_tag_prev(b);
-        if (!hk_tag_used(prev) && list_unlink(t, prev)) {
-            hk_tag_poison_range(b, b + 1);
-            *size += hk_tag_size(prev);
-            t->heap.stats.coalesce_count++;
-            return prev;
-        }
-    }
-    return b;
 }
 
 /* Give used block b's bytes beyond size back to the lists, merged with a free right neighbour, where they form a block. */
@@ -369,7 +351,6 @@ HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
         } else {
             clear_list_bit(t, ix);
         }
-        t->heap.stats.free_bytes -= hk_tag_size(b);
         return b;
     }
 }
@@ -392,8 +373,10 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
     } else {
         b->size_used |= 1u;
         t->whole_takes++;
+        gross += rest;
     }
     hk_tag_arm_canary(b, requested);
+    s->free_bytes -= gross;
     s->alloc_count++;
     hk_note_low(s);
     return hk_tag_payload(b);
@@ -459,9 +442,18 @@ void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
     t->heap.stats.used_requested -= b->requested;
 #endif
     t->heap.stats.free_count++;
+    t->heap.stats.free_bytes += freed_size;
     size = merge_right(t, b, freed_size);
     b->size_used &= (hk_tag_word_t)~1u; /* a later free of b, merged away or not, is a double free */
-    b = merge_left(t, b, &size);
+    if (b->left != 0) { /* b's left side is sound: hk_tag_lookup checked it */
+        hk_tag_t *prev = hk_tag_prev(b);
+        if (!hk_tag_used(prev) && list_unlink(t, prev)) {
+            hk_tag_poison_range(b, b + 1); /* b's tag joins prev's payload */
+            size += hk_tag_size(prev);
+            b = prev;
+            t->heap.stats.coalesce_count++;
+        }
+    }
     hk_tag_poison_range(hk_tag_payload(freed), hk_tag_at((uintptr_t)freed + freed_size));
     hk_tag_write(b, size, 0);
     list_push(t, b, size);
@@ -486,6 +478,7 @@ void *hk_tlsf_resize(hk_tlsf_t *t, void *ptr, size_t size)
         hk_tag_write(b, grown, 1);
     }
     trim(t, b, gross);
+    t->heap.stats.free_bytes = t->heap.stats.free_bytes + have - hk_tag_size(b);
 #if HK_CANARIES
     t->heap.stats.used_requested = t->heap.stats.used_requested - b->requested + size;
 #endif
@@ -625,7 +618,6 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     t->span_bytes = t->heap.stats.capacity;
     t->span_units = t->span_bytes / HK_ALIGN;
     t->max_request = t->span_bytes - HK_TAG_HDR - HK_CANARY_ROOM;
-    t->heap.stats.free_bytes = 0; /* the first block's bytes count as it is listed */
     list_push(t, span.first, t->span_bytes);
     hk_init_status(status, HK_OK);
     return t;
