@@ -10,7 +10,8 @@
 #                  property tests for bare-metal Cortex-M3 and RV32 and runs
 #                  them in QEMU (TARGET_PROPERTY_OPS property operations);
 #                  smoke-runs every fuzzer for FUZZ_SMOKE_SECONDS; checks the
-#                  core is freestanding; prints the cross-compiled size table;
+#                  core is freestanding; checks the drop-ins (dropin-test);
+#                  prints the cross-compiled size table;
 #                  builds a project outside heapkit against it each way a user
 #                  can (consumer-test); proves the Conan recipe and the
 #                  PlatformIO manifest offline (package-test); fetches the
@@ -48,6 +49,11 @@
 #                  (and build/firmware-trace/<heap>.html with the per-task usage plot), the
 #                  heap the lab advises, the firmware rebuilt with it and run again, and the
 #                  test (lab/tests/test_firmware_trace.py)
+#   make dropin-test  the two-file allocators in dropin/ (tests/dropin/run.sh): current
+#                  with the sources (tools/dropin.py --check), each built alone by gcc,
+#                  clang, arm-none-eabi-gcc and riscv64-unknown-elf-gcc at levels 0-2 needing
+#                  only memcpy/memset, several linked into one program and run; the unit
+#                  tests against them are ctest's dropin_* in the gcc, ASan and clang suites
 #   make consumer-test  a project outside heapkit built against it each way a
 #                  user can take it (tests/consumer/run.sh; docs/install.md)
 #   make package-test  conan create (host and Cortex-M4F) and pio pkg pack,
@@ -74,7 +80,7 @@ APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev 
                 qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf
 # The host builds' optional parts, named because a plain configure builds no
 # peers (nothing is downloaded unless asked).
-HOST_OPTIONS := -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=ON -DHEAPKIT_LAB_PEERS=ON -DHEAPKIT_MALLOC=ON
+HOST_OPTIONS := -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=ON -DHEAPKIT_LAB_PEERS=ON -DHEAPKIT_MALLOC=ON -DHEAPKIT_DROPIN_TESTS=ON
 VENV := .venv
 PYTHON ?= python3
 
@@ -88,9 +94,10 @@ timed = start=$$(date +%s); { $(2); } || exit $$?; echo "$(1): $$(( $$(date +%s)
 
 .PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
-        timing-start timing-report target-test target-icount-test readme-test flash-table corruption firmware-trace itc-kernel consumer-test package-test peers-test
+        timing-start timing-report target-test target-icount-test readme-test flash-table corruption firmware-trace itc-kernel consumer-test package-test peers-test \
+        dropin-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding flash-table sizes consumer-test package-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding dropin-test flash-table sizes consumer-test package-test peers-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -309,6 +316,10 @@ flash-table: deps
 	@echo "== README's flash table against a fresh build (tools/flash_table.py --check)"
 	@$(call timed,flash table,$(PYTHON) tools/flash_table.py --check --peers $(BUILD)/gcc/peers \
 	  --build $(BUILD)/flash-table --jobs $(JOBS))
+
+dropin-test: deps
+	@echo "== drop-ins: current, built alone by four compilers, linked together (tests/dropin/run.sh)"
+	@$(call timed,drop-ins,tests/dropin/run.sh $(BUILD)/dropin-test)
 
 sizes: deps
 	@echo "== cross-compiled sizes"
