@@ -72,13 +72,20 @@
 #endif
 
 /*
- * For the few helpers of a constant-time hot path that must not cost a
- * call (HK_HOT), and the paths kept out of one so that it saves fewer
- * registers: HK_APART (another path, as fast as the compiler makes it) and
- * HK_COLD (an error path).
+ * The one spelling of the inlining attributes. HK_HOT: a helper of a hot
+ * path that must not cost a call, so the path is built as one function with
+ * its fields in registers. HK_APART and HK_COLD: paths kept out of one, so
+ * that it saves fewer registers (another path, as fast as the compiler makes
+ * it; an error path). A build for size (-Os) leaves the inlining of hot
+ * helpers to the compiler: there a helper used twice is worth more as one
+ * copy than as a call saved.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE_SIZE__)
 #define HK_HOT static inline __attribute__((always_inline))
+#define HK_APART static __attribute__((noinline))
+#define HK_COLD static __attribute__((noinline, cold))
+#elif defined(__GNUC__) || defined(__clang__)
+#define HK_HOT static inline
 #define HK_APART static __attribute__((noinline))
 #define HK_COLD static __attribute__((noinline, cold))
 #else
@@ -533,23 +540,6 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 /* Repairs one call may meet before it gives up: each takes a damaged block or list state away. */
 #define BUDDY_ATTEMPTS 4
 
-/*
- * The fast paths are written as small helpers; these make sure the compiler
- * builds each fast path as one function (no calls, fields kept in registers)
- * and keeps the error and lazy paths out of it. A build for size (-Os)
- * leaves the inlining to the compiler.
- */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE_SIZE__)
-#define BUDDY_HOT static inline __attribute__((always_inline))
-#define BUDDY_COLD static __attribute__((noinline, cold))
-#elif defined(__GNUC__) || defined(__clang__)
-#define BUDDY_HOT static inline
-#define BUDDY_COLD static __attribute__((noinline, cold))
-#else
-#define BUDDY_HOT static inline
-#define BUDDY_COLD static
-#endif
-
 typedef struct buddy_link {
     struct buddy_link *next;
     struct buddy_link *prev;
@@ -603,20 +593,20 @@ HK_DEFINE_OPS(hk_buddy, hk_buddy_t, "buddy", hk_buddy_op_aligned);
 
 /* ---- geometry ---- */
 
-BUDDY_HOT size_t span(unsigned k) { return (size_t)1 << k; }
+HK_HOT size_t span(unsigned k) { return (size_t)1 << k; }
 
-BUDDY_HOT uint32_t order_bit(unsigned k) { return (uint32_t)1u << k; }
+HK_HOT uint32_t order_bit(unsigned k) { return (uint32_t)1u << k; }
 
-BUDDY_HOT size_t block_bytes(const hk_buddy_t *h, unsigned k) { return (size_t)1 << (h->shift + k); }
+HK_HOT size_t block_bytes(const hk_buddy_t *h, unsigned k) { return (size_t)1 << (h->shift + k); }
 
-BUDDY_HOT unsigned char *block_at(const hk_buddy_t *h, size_t idx) { return h->base + (idx << h->shift); }
+HK_HOT unsigned char *block_at(const hk_buddy_t *h, size_t idx) { return h->base + (idx << h->shift); }
 
-BUDDY_HOT size_t index_of(const hk_buddy_t *h, const void *p)
+HK_HOT size_t index_of(const hk_buddy_t *h, const void *p)
 {
     return (size_t)((uintptr_t)p - (uintptr_t)h->base) >> h->shift;
 }
 
-BUDDY_HOT unsigned char head(unsigned kind, unsigned k) { return (unsigned char)(kind | k); }
+HK_HOT unsigned char head(unsigned kind, unsigned k) { return (unsigned char)(kind | k); }
 
 #define BUDDY_LOG2_PTR (sizeof(void *) == 8 ? 3u : sizeof(void *) == 4 ? 2u : 1u)
 HK_STATIC_ASSERT(sizeof(void *) == 8 || sizeof(void *) == 4 || sizeof(void *) == 2, pointer_size_known);
@@ -628,7 +618,7 @@ HK_STATIC_ASSERT(sizeof(uintptr_t) == sizeof(size_t), offsets_fit_size_t);
  * index when the low bits are clear and a huge number when they are not, so
  * one compare with atoms checks the range and the alignment together.
  */
-BUDDY_HOT size_t atom_of(const hk_buddy_t *h, const void *x)
+HK_HOT size_t atom_of(const hk_buddy_t *h, const void *x)
 {
     return hk_rotr((size_t)((uintptr_t)x - (uintptr_t)h->base), h->shift);
 }
@@ -638,7 +628,7 @@ BUDDY_HOT size_t atom_of(const hk_buddy_t *h, const void *x)
  * an order above top when none can: ceil(size / min_block) - 1 is
  * (size - 1) >> shift, whose bit length is the order.
  */
-BUDDY_HOT unsigned order_for(const hk_buddy_t *h, size_t size)
+HK_HOT unsigned order_for(const hk_buddy_t *h, size_t size)
 {
     size_t atoms_minus_one;
 #if HK_CANARIES
@@ -661,7 +651,7 @@ BUDDY_HOT unsigned order_for(const hk_buddy_t *h, size_t size)
  * and the atom count differ (capped at top). Bounding the merge loop by it
  * also keeps every buddy it looks at inside the area.
  */
-BUDDY_HOT unsigned piece_order(const hk_buddy_t *h, size_t idx)
+HK_HOT unsigned piece_order(const hk_buddy_t *h, size_t idx)
 {
     unsigned q = hk_log2_floor(h->atoms ^ idx);
     return q < h->top ? q : h->top;
@@ -669,14 +659,14 @@ BUDDY_HOT unsigned piece_order(const hk_buddy_t *h, size_t idx)
 
 /* ---- statistics ---- */
 
-BUDDY_HOT void take_free_bytes(hk_buddy_t *h, size_t bytes)
+HK_HOT void take_free_bytes(hk_buddy_t *h, size_t bytes)
 {
     hk_stats_t *s = &h->heap.stats;
     s->free_bytes -= bytes;
     hk_note_low(s);
 }
 
-BUDDY_HOT void grant(hk_buddy_t *h, size_t usable)
+HK_HOT void grant(hk_buddy_t *h, size_t usable)
 {
     hk_stats_t *s = &h->heap.stats;
     s->used_granted += usable;
@@ -713,7 +703,7 @@ static int poison_intact(const unsigned char *b, size_t bytes)
 #endif
 
 /* A freed block holds HK_POISON_BYTE (level 2; nothing otherwise). */
-BUDDY_HOT void poison_block(unsigned char *b, size_t bytes)
+HK_HOT void poison_block(unsigned char *b, size_t bytes)
 {
 #if HK_CANARIES
     hk_fill(b, b + bytes, HK_POISON_BYTE);
@@ -724,7 +714,7 @@ BUDDY_HOT void poison_block(unsigned char *b, size_t bytes)
 }
 
 /* A merged buddy's links become payload of the merged block: poison them too (level 2). */
-BUDDY_HOT void poison_links(void *b)
+HK_HOT void poison_links(void *b)
 {
 #if HK_CANARIES
     hk_fill(b, (unsigned char *)b + BUDDY_LINKS, HK_POISON_BYTE);
@@ -741,7 +731,7 @@ BUDDY_HOT void poison_links(void *b)
  * multiples of 2^k (the control bytes are the state of record, check()
  * verifies them), so the byte vouches for the rest of the alignment.
  */
-BUDDY_HOT int is_block_of(const hk_buddy_t *h, const void *x, unsigned k, unsigned kind)
+HK_HOT int is_block_of(const hk_buddy_t *h, const void *x, unsigned k, unsigned kind)
 {
     size_t i = atom_of(h, x);
     return i < h->atoms && h->cb[i] == head(kind, k);
@@ -753,7 +743,7 @@ BUDDY_HOT int is_block_of(const hk_buddy_t *h, const void *x, unsigned k, unsign
  * read is harmless, and be pointer-aligned. Whether they are the right nodes
  * is for their back links to say.
  */
-BUDDY_HOT int links_readable(uintptr_t lo, size_t lwords, const buddy_link_t *n, const buddy_link_t *p)
+HK_HOT int links_readable(uintptr_t lo, size_t lwords, const buddy_link_t *n, const buddy_link_t *p)
 {
 #if HK_CHECKS
     /* The rotation puts misaligned low bits on top, as in atom_of. */
@@ -789,7 +779,7 @@ static void lose(hk_buddy_t *h, void *b, unsigned k, unsigned kind)
  * led astray, or its payload was written), and rebuild the list from the
  * control bytes.
  */
-BUDDY_COLD void list_damaged(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigned kind, void *bad)
+HK_COLD void list_damaged(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigned kind, void *bad)
 {
     hk_report(&h->heap, HK_ERR_CORRUPT, bad);
     if (is_block_of(h, bad, k, kind)) {
@@ -798,7 +788,7 @@ BUDDY_COLD void list_damaged(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsign
     rebuild_list(h, l, k, kind);
 }
 
-BUDDY_HOT unsigned kind_of(const hk_buddy_t *h, const buddy_lists_t *l) { return l == &h->local ? CTRL_LOCAL : CTRL_FREE; }
+HK_HOT unsigned kind_of(const hk_buddy_t *h, const buddy_lists_t *l) { return l == &h->local ? CTRL_LOCAL : CTRL_FREE; }
 
 /*
  * Put free block mem (its head byte already set) first on list k. The node
@@ -806,7 +796,7 @@ BUDDY_HOT unsigned kind_of(const hk_buddy_t *h, const buddy_lists_t *l) { return
  * the sentinel; if not, the list is rebuilt from the control bytes, which
  * takes mem in.
  */
-BUDDY_HOT void push(hk_buddy_t *h, buddy_lists_t *l, unsigned k, void *mem)
+HK_HOT void push(hk_buddy_t *h, buddy_lists_t *l, unsigned k, void *mem)
 {
     buddy_link_t *s = &l->head[k];
     buddy_link_t *b = (buddy_link_t *)mem;
@@ -822,10 +812,10 @@ BUDDY_HOT void push(hk_buddy_t *h, buddy_lists_t *l, unsigned k, void *mem)
     l->map |= order_bit(k);
 }
 
-BUDDY_COLD void push_cold(hk_buddy_t *h, buddy_lists_t *l, unsigned k, void *mem) { push(h, l, k, mem); }
+HK_COLD void push_cold(hk_buddy_t *h, buddy_lists_t *l, unsigned k, void *mem) { push(h, l, k, mem); }
 
 /* Take free block b off list k, after checking that both its neighbours are readable and link back to it. */
-BUDDY_HOT int unlink_checked(hk_buddy_t *h, buddy_lists_t *l, unsigned k, buddy_link_t *b)
+HK_HOT int unlink_checked(hk_buddy_t *h, buddy_lists_t *l, unsigned k, buddy_link_t *b)
 {
     buddy_link_t *n = b->next;
     buddy_link_t *p = b->prev;
@@ -846,7 +836,7 @@ BUDDY_HOT int unlink_checked(hk_buddy_t *h, buddy_lists_t *l, unsigned k, buddy_
  * successor (the new first node) unless that is the sentinel; otherwise the
  * damage is repaired and NULL returned (the caller looks again).
  */
-BUDDY_HOT buddy_link_t *pop(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigned kind, size_t *idx)
+HK_HOT buddy_link_t *pop(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigned kind, size_t *idx)
 {
     buddy_link_t *s = &l->head[k];
     buddy_link_t *b = s->next;
@@ -875,7 +865,7 @@ BUDDY_HOT buddy_link_t *pop(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigne
     return b;
 }
 
-BUDDY_COLD buddy_link_t *pop_cold(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigned kind, size_t *idx)
+HK_COLD buddy_link_t *pop_cold(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigned kind, size_t *idx)
 {
     return pop(h, l, k, kind, idx);
 }
@@ -904,7 +894,7 @@ static void rebuild_list(hk_buddy_t *h, buddy_lists_t *l, unsigned k, unsigned k
  * bytes are already counted free. The loop keeps the heap's fields in
  * locals: the control byte stores could alias them otherwise.
  */
-BUDDY_HOT void merge_up(hk_buddy_t *h, size_t idx, unsigned k)
+HK_HOT void merge_up(hk_buddy_t *h, size_t idx, unsigned k)
 {
     unsigned char *c = h->cb;
     unsigned char *base = h->base;
@@ -950,7 +940,7 @@ BUDDY_HOT void merge_up(hk_buddy_t *h, size_t idx, unsigned k)
     push(h, &h->global, fk & CTRL_ORDER, base + (idx << shift));
 }
 
-BUDDY_COLD void merge_up_cold(hk_buddy_t *h, size_t idx, unsigned k) { merge_up(h, idx, k); }
+HK_COLD void merge_up_cold(hk_buddy_t *h, size_t idx, unsigned k) { merge_up(h, idx, k); }
 
 /* Lazy mode: one locally free block of order k goes global (and merges); L drops, so D rises by one. */
 static void local_to_global(hk_buddy_t *h, unsigned k)
@@ -984,7 +974,7 @@ static void leave_order(hk_buddy_t *h, unsigned k)
 }
 
 /* A node whose both links point at x: the only node of a list, and that list's sentinel. */
-BUDDY_HOT buddy_link_t self_link(buddy_link_t *x)
+HK_HOT buddy_link_t self_link(buddy_link_t *x)
 {
     buddy_link_t l;
     l.next = x;
@@ -998,7 +988,7 @@ BUDDY_HOT buddy_link_t self_link(buddy_link_t *x)
  * found those lists empty, so each half becomes its list's only node without
  * reading anything.
  */
-BUDDY_HOT void split_fresh(hk_buddy_t *h, unsigned char *b, unsigned char *cp, unsigned j, unsigned k)
+HK_HOT void split_fresh(hk_buddy_t *h, unsigned char *b, unsigned char *cp, unsigned j, unsigned k)
 {
     buddy_link_t *s = h->global.head + j;
     buddy_link_t *stop = h->global.head + k;
@@ -1036,7 +1026,7 @@ static void split_used(hk_buddy_t *h, size_t idx, unsigned k, unsigned want)
 }
 
 /* Mark block b (order k, control byte *cp) used and count it; usable is what usable_size will say. */
-BUDDY_HOT void *hand_out(hk_buddy_t *h, void *b, unsigned char *cp, unsigned k, size_t usable)
+HK_HOT void *hand_out(hk_buddy_t *h, void *b, unsigned char *cp, unsigned k, size_t usable)
 {
     *cp = head(CTRL_USED, k);
     take_free_bytes(h, block_bytes(h, k));
@@ -1102,7 +1092,7 @@ static unsigned char *take_block(hk_buddy_t *h, unsigned k, size_t *idx)
 }
 
 /* The general allocation path: lazy mode, damaged lists, level-2 patterns. k <= top. */
-BUDDY_COLD void *alloc_slow(hk_buddy_t *h, size_t requested, unsigned k)
+HK_COLD void *alloc_slow(hk_buddy_t *h, size_t requested, unsigned k)
 {
     int attempt;
     for (attempt = 0; attempt < BUDDY_ATTEMPTS; attempt++) {
@@ -1134,7 +1124,7 @@ BUDDY_COLD void *alloc_slow(hk_buddy_t *h, size_t requested, unsigned k)
  * split down; its list intact. Everything else is alloc_slow's.
  */
 /* Lazy mode's first choice: a parked block of order k (D += 2: L drops here, A rises in hand_out). */
-BUDDY_COLD void *alloc_parked(hk_buddy_t *h, size_t requested, unsigned k)
+HK_COLD void *alloc_parked(hk_buddy_t *h, size_t requested, unsigned k)
 {
     size_t idx;
     buddy_link_t *b = pop(h, &h->local, k, CTRL_LOCAL, &idx);
@@ -1145,7 +1135,7 @@ BUDDY_COLD void *alloc_parked(hk_buddy_t *h, size_t requested, unsigned k)
     return hand_out(h, b, h->cb + idx, k, block_bytes(h, k));
 }
 
-BUDDY_HOT void *alloc(hk_buddy_t *h, size_t requested, unsigned k)
+HK_HOT void *alloc(hk_buddy_t *h, size_t requested, unsigned k)
 {
     uint32_t fit;
     unsigned j;
@@ -1315,7 +1305,7 @@ hk_heap_t *hk_buddy_heap(hk_buddy_t *heap) { return hk_bind(&heap->heap, &hk_bud
  * size, and callers take usable_size 0 for "no live block": malloc(0) gets
  * one usable byte there.
  */
-BUDDY_HOT size_t served(size_t size) { return (HK_CANARIES && size == 0) ? 1u : size; }
+HK_HOT size_t served(size_t size) { return (HK_CANARIES && size == 0) ? 1u : size; }
 
 void *hk_buddy_malloc(hk_buddy_t *heap, size_t size)
 {
@@ -1345,7 +1335,7 @@ void *hk_buddy_aligned_alloc(hk_buddy_t *heap, size_t alignment, size_t size)
  * block must not start a block and the atom after it must (or be the end),
  * which pins the order exactly.
  */
-BUDDY_HOT int order_pinned(const hk_buddy_t *h, size_t idx, unsigned k)
+HK_HOT int order_pinned(const hk_buddy_t *h, size_t idx, unsigned k)
 {
     const unsigned char *c = h->cb;
     size_t end = idx + span(k);
@@ -1365,7 +1355,7 @@ static int head_sane(const hk_buddy_t *h, size_t idx, unsigned b)
 }
 
 /* Error path: report why ptr (offset off into the heap) names no used block. */
-BUDDY_COLD void report_bad_pointer(hk_buddy_t *h, const void *ptr, uintptr_t off)
+HK_COLD void report_bad_pointer(hk_buddy_t *h, const void *ptr, uintptr_t off)
 {
     hk_error_t error = HK_ERR_CORRUPT;
     if (off >= h->area) {
@@ -1388,7 +1378,7 @@ BUDDY_COLD void report_bad_pointer(hk_buddy_t *h, const void *ptr, uintptr_t off
  * order), or report why it names none. Level 1: in the area, a used head
  * byte whose order fits the offset and is pinned by its neighbours.
  */
-BUDDY_HOT int find_used(hk_buddy_t *h, const void *ptr, size_t *idx, unsigned *k)
+HK_HOT int find_used(hk_buddy_t *h, const void *ptr, size_t *idx, unsigned *k)
 {
 #if HK_CHECKS
     unsigned b;
@@ -1411,7 +1401,7 @@ BUDDY_HOT int find_used(hk_buddy_t *h, const void *ptr, size_t *idx, unsigned *k
 }
 
 /* The block's usable size; level 2: its requested size, after checking its canary (reported, not fatal). */
-BUDDY_HOT size_t checked_usable(hk_buddy_t *h, void *ptr, unsigned k)
+HK_HOT size_t checked_usable(hk_buddy_t *h, void *ptr, unsigned k)
 {
 #if HK_CANARIES
     size_t bytes = block_bytes(h, k);
@@ -1426,7 +1416,7 @@ BUDDY_HOT size_t checked_usable(hk_buddy_t *h, void *ptr, unsigned k)
 }
 
 /* Lazy mode's free: DELAY-2's rule on D for the block's order. */
-BUDDY_COLD void release_lazy(hk_buddy_t *h, size_t idx, unsigned k)
+HK_COLD void release_lazy(hk_buddy_t *h, size_t idx, unsigned k)
 {
     if (h->slack[k] >= 2) {
         h->slack[k] -= 2;
@@ -1439,7 +1429,7 @@ BUDDY_COLD void release_lazy(hk_buddy_t *h, size_t idx, unsigned k)
 }
 
 /* Used block idx of order k (usable bytes granted) becomes free. */
-BUDDY_HOT void release(hk_buddy_t *h, size_t idx, unsigned k, size_t usable)
+HK_HOT void release(hk_buddy_t *h, size_t idx, unsigned k, size_t usable)
 {
     hk_stats_t *s = &h->heap.stats;
     size_t bytes = block_bytes(h, k);

@@ -72,13 +72,20 @@
 #endif
 
 /*
- * For the few helpers of a constant-time hot path that must not cost a
- * call (HK_HOT), and the paths kept out of one so that it saves fewer
- * registers: HK_APART (another path, as fast as the compiler makes it) and
- * HK_COLD (an error path).
+ * The one spelling of the inlining attributes. HK_HOT: a helper of a hot
+ * path that must not cost a call, so the path is built as one function with
+ * its fields in registers. HK_APART and HK_COLD: paths kept out of one, so
+ * that it saves fewer registers (another path, as fast as the compiler makes
+ * it; an error path). A build for size (-Os) leaves the inlining of hot
+ * helpers to the compiler: there a helper used twice is worth more as one
+ * copy than as a call saved.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE_SIZE__)
 #define HK_HOT static inline __attribute__((always_inline))
+#define HK_APART static __attribute__((noinline))
+#define HK_COLD static __attribute__((noinline, cold))
+#elif defined(__GNUC__) || defined(__clang__)
+#define HK_HOT static inline
 #define HK_APART static __attribute__((noinline))
 #define HK_COLD static __attribute__((noinline, cold))
 #else
@@ -480,11 +487,11 @@ static uint16_t hdr_hash(const hk_bump_t *h, uintptr_t at, uint32_t size_state, 
     return (uint16_t)x;
 }
 
-static bump_hdr_t *hdr_at(uintptr_t at) { return (bump_hdr_t *)at; }
+static bump_hdr_t *bump_hdr_at(uintptr_t at) { return (bump_hdr_t *)at; }
 
 static void hdr_set(const hk_bump_t *h, uintptr_t at, size_t gross, int live, size_t slack)
 {
-    bump_hdr_t *b = hdr_at(at);
+    bump_hdr_t *b = bump_hdr_at(at);
     b->size_state = (uint32_t)gross | (live ? BUMP_LIVE : 0u);
     b->slack = (uint16_t)slack;
     b->check = hdr_hash(h, at, b->size_state, b->slack);
@@ -513,7 +520,7 @@ static size_t hdr_usable(const bump_hdr_t *b) { return usable_of(hdr_room(b), hd
 /* Header intact and its size plausible for a block below top. */
 static int hdr_sane(const hk_bump_t *h, uintptr_t at)
 {
-    const bump_hdr_t *b = hdr_at(at);
+    const bump_hdr_t *b = bump_hdr_at(at);
     size_t gross = hdr_gross(b);
     return b->check == hdr_hash(h, at, b->size_state, b->slack) && gross >= BUMP_HDR && gross % HK_ALIGN == 0 &&
            gross <= h->top - at;
@@ -636,7 +643,8 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
         return NULL;
     }
     if (end - first > BUMP_MAX_SPAN) {
-        end = first + BUMP_MAX_SPAN;
+        hk_init_status(status, HK_ETOOBIG); /* the headers' 32-bit sizes: the whole arena or none of it */
+        return NULL;
     }
     hk_heap_setup(&h->heap, (size_t)(end - first));
     h->first = first;
@@ -665,11 +673,11 @@ void hk_bump_reset(hk_bump_t *heap)
 
 #if HK_CHECKS
 /* Error path only: walk the blocks to tell a pointer into one from a broken header. */
-static hk_error_t classify_bad_header(const hk_bump_t *h, uintptr_t at)
+static hk_error_t bump_classify_bad_header(const hk_bump_t *h, uintptr_t at)
 {
     uintptr_t b = h->first;
     while (b < h->top && hdr_sane(h, b)) {
-        uintptr_t next = b + hdr_gross(hdr_at(b));
+        uintptr_t next = b + hdr_gross(bump_hdr_at(b));
         if (at > b && at < next) {
             return HK_ERR_INTERIOR_PTR;
         }
@@ -680,7 +688,7 @@ static hk_error_t classify_bad_header(const hk_bump_t *h, uintptr_t at)
 #endif
 
 /* The live block ptr names, or NULL after reporting why it names none (level 0: taken at its word). */
-static bump_hdr_t *lookup(hk_bump_t *h, const void *ptr)
+static bump_hdr_t *bump_lookup(hk_bump_t *h, const void *ptr)
 {
     uintptr_t p = (uintptr_t)ptr;
     uintptr_t at = p - BUMP_HDR;
@@ -693,9 +701,9 @@ static bump_hdr_t *lookup(hk_bump_t *h, const void *ptr)
     } else if (p % HK_ALIGN != 0 || p < h->first + BUMP_HDR || at >= h->top) {
         error = HK_ERR_INTERIOR_PTR;
     } else if (!hdr_sane(h, at)) {
-        error = classify_bad_header(h, at);
+        error = bump_classify_bad_header(h, at);
     } else {
-        b = hdr_at(at);
+        b = bump_hdr_at(at);
         if (!hdr_live(b)) {
             error = HK_ERR_DOUBLE_FREE;
         } else if (b->slack > hdr_room(b)) {
@@ -708,7 +716,7 @@ static bump_hdr_t *lookup(hk_bump_t *h, const void *ptr)
     return NULL;
 #else
     (void)h;
-    return hdr_at(at);
+    return bump_hdr_at(at);
 #endif
 }
 
@@ -747,7 +755,7 @@ static int tail_intact(hk_bump_t *h, uintptr_t to)
  */
 static void *place(hk_bump_t *h, uintptr_t at, size_t size, size_t gross)
 {
-    bump_hdr_t *b = hdr_at(at);
+    bump_hdr_t *b = bump_hdr_at(at);
     hdr_set(h, at, gross, 1, gross - BUMP_HDR - size);
     h->top = at + gross;
     set_canary(b);
@@ -808,7 +816,7 @@ void hk_bump_free(hk_bump_t *heap, void *ptr)
     if (ptr == NULL) {
         return;
     }
-    b = lookup(heap, ptr);
+    b = bump_lookup(heap, ptr);
     if (b == NULL) {
         return;
     }
@@ -828,7 +836,7 @@ void *hk_bump_resize(hk_bump_t *heap, void *ptr, size_t size)
     size_t old_requested;
     size_t old_usable;
 
-    b = lookup(heap, ptr);
+    b = bump_lookup(heap, ptr);
     if (b == NULL) {
         return NULL;
     }
@@ -871,7 +879,7 @@ size_t hk_bump_usable_size(hk_bump_t *heap, const void *ptr)
     if (ptr == NULL) {
         return 0;
     }
-    b = lookup(heap, ptr);
+    b = bump_lookup(heap, ptr);
     return b != NULL ? hdr_usable(b) : 0;
 }
 
@@ -888,7 +896,7 @@ void hk_bump_walk(hk_bump_t *heap, hk_walk_fn visit, void *ctx)
     uintptr_t at = heap->first;
     /* A broken header ends the chain: its size cannot be trusted to find the next one. */
     while (at < heap->top && hdr_sane(heap, at)) {
-        const bump_hdr_t *b = hdr_at(at);
+        const bump_hdr_t *b = bump_hdr_at(at);
         info.start = b;
         info.size = hdr_gross(b);
         info.payload = (const void *)(at + BUMP_HDR);
@@ -922,7 +930,7 @@ hk_check_t hk_bump_check(hk_bump_t *heap)
         return HK_CHECK_ALIGN;
     }
     while (at < heap->top) {
-        const bump_hdr_t *b = hdr_at(at);
+        const bump_hdr_t *b = bump_hdr_at(at);
         if (!hdr_sane(heap, at)) {
             return HK_CHECK_SIZE;
         }

@@ -80,7 +80,9 @@ extern "C" {
 typedef enum hk_status {
     HK_OK = 0,
     HK_EINVAL = -1,    /* NULL arena or an invalid configuration value */
-    HK_ETOOSMALL = -2  /* the arena cannot hold the control data and one block */
+    HK_ETOOSMALL = -2, /* the arena cannot hold the control data and one block */
+    HK_ETOOBIG = -3    /* the arena is larger than one heap of this allocator and build can span
+                          (tagged.h: HK_TAG_WIDE 0 spans 256 KiB, tlsf 2 GiB): split it, or use regions */
 } hk_status_t;
 
 /* Misuse detected on a pointer handed back to an allocator. */

@@ -73,13 +73,20 @@
 #endif
 
 /*
- * For the few helpers of a constant-time hot path that must not cost a
- * call (HK_HOT), and the paths kept out of one so that it saves fewer
- * registers: HK_APART (another path, as fast as the compiler makes it) and
- * HK_COLD (an error path).
+ * The one spelling of the inlining attributes. HK_HOT: a helper of a hot
+ * path that must not cost a call, so the path is built as one function with
+ * its fields in registers. HK_APART and HK_COLD: paths kept out of one, so
+ * that it saves fewer registers (another path, as fast as the compiler makes
+ * it; an error path). A build for size (-Os) leaves the inlining of hot
+ * helpers to the compiler: there a helper used twice is worth more as one
+ * copy than as a call saved.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE_SIZE__)
 #define HK_HOT static inline __attribute__((always_inline))
+#define HK_APART static __attribute__((noinline))
+#define HK_COLD static __attribute__((noinline, cold))
+#elif defined(__GNUC__) || defined(__clang__)
+#define HK_HOT static inline
 #define HK_APART static __attribute__((noinline))
 #define HK_COLD static __attribute__((noinline, cold))
 #else
@@ -637,7 +644,8 @@ hk_bump_t *hk_bump_init(void *arena, size_t size, hk_status_t *status)
         return NULL;
     }
     if (end - first > BUMP_MAX_SPAN) {
-        end = first + BUMP_MAX_SPAN;
+        hk_init_status(status, HK_ETOOBIG); /* the headers' 32-bit sizes: the whole arena or none of it */
+        return NULL;
     }
     hk_heap_setup(&h->heap, (size_t)(end - first));
     h->first = first;

@@ -74,13 +74,20 @@
 #endif
 
 /*
- * For the few helpers of a constant-time hot path that must not cost a
- * call (HK_HOT), and the paths kept out of one so that it saves fewer
- * registers: HK_APART (another path, as fast as the compiler makes it) and
- * HK_COLD (an error path).
+ * The one spelling of the inlining attributes. HK_HOT: a helper of a hot
+ * path that must not cost a call, so the path is built as one function with
+ * its fields in registers. HK_APART and HK_COLD: paths kept out of one, so
+ * that it saves fewer registers (another path, as fast as the compiler makes
+ * it; an error path). A build for size (-Os) leaves the inlining of hot
+ * helpers to the compiler: there a helper used twice is worth more as one
+ * copy than as a call saved.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE_SIZE__)
 #define HK_HOT static inline __attribute__((always_inline))
+#define HK_APART static __attribute__((noinline))
+#define HK_COLD static __attribute__((noinline, cold))
+#elif defined(__GNUC__) || defined(__clang__)
+#define HK_HOT static inline
 #define HK_APART static __attribute__((noinline))
 #define HK_COLD static __attribute__((noinline, cold))
 #else
@@ -344,11 +351,14 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
  *   requested (HK_HARDENING >= 2 only) the caller's request, which places
  *             the canary
  *
- * The fields are HK_TAG_WORD wide: 16 bits on 32-bit targets (a 4-byte tag;
- * one block is then at most HK_TAG_MAX_BLOCK, about 256 KiB, and init clamps
- * a larger span to that), 32 bits elsewhere (an 8-byte tag). Define
- * HK_TAG_WIDE to 1 for the 32-bit fields on a 32-bit target that needs one
- * heap larger than 256 KiB.
+ * The fields are 32 bits (HK_TAG_WIDE 1, the default: an 8-byte tag, a
+ * span of any size the allocator can index), or 16 bits with HK_TAG_WIDE 0:
+ * a 4-byte tag, for a firmware whose every tagged heap is at most
+ * HK_TAG_MAX_BLOCK (256 KiB at HK_ALIGN 8); init refuses a larger arena with
+ * HK_ETOOBIG rather than use part of it. The width is a build option, not
+ * chosen per heap as Zephyr's sys_heap does, because a per-heap choice costs
+ * a test on every tag access of the hot paths; the wide tag costs none (a
+ * 32-bit load or store is one instruction, as a 16-bit one is).
  *
  * The payload follows the tag and is HK_ALIGN-aligned, so blocks start
  * HK_TAG_HDR bytes short of an alignment boundary. A free block keeps its
@@ -367,11 +377,7 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
 #define HEAPKIT_TAGGED_H
 
 #ifndef HK_TAG_WIDE
-#if UINTPTR_MAX > 0xFFFFFFFFu
 #define HK_TAG_WIDE 1
-#else
-#define HK_TAG_WIDE 0
-#endif
 #endif
 
 #if HK_TAG_WIDE
@@ -397,12 +403,17 @@ typedef struct hk_tag_links {
 #define HK_TAG_UNIT ((size_t)HK_ALIGN)
 /* Smallest block: a tag and two links, rounded to the alignment. */
 #define HK_TAG_MIN_BLOCK ((HK_TAG_HDR + sizeof(hk_tag_links_t) + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u))
-/* Largest block: its size in units must fit the 31 or 15 bits next to the used bit. */
+/*
+ * Largest block: its size in units must fit the 31 or 15 bits next to the
+ * used bit, and its size in bytes a size_t (a 32-bit target's 31-bit unit
+ * count would not).
+ */
 #define HK_TAG_MAX_UNITS ((size_t)((hk_tag_word_t)~(hk_tag_word_t)0) >> 1)
-#define HK_TAG_MAX_BLOCK (HK_TAG_MAX_UNITS * HK_TAG_UNIT)
+#define HK_TAG_MAX_BLOCK                                                                                    \
+    (HK_TAG_MAX_UNITS > SIZE_MAX / HK_TAG_UNIT ? (SIZE_MAX & ~(HK_TAG_UNIT - 1u)) : HK_TAG_MAX_UNITS * HK_TAG_UNIT)
 
 HK_STATIC_ASSERT(HK_TAG_HDR % 4u == 0 && HK_TAG_HDR < HK_ALIGN * 2u, tag_fits_before_the_payload);
-HK_STATIC_ASSERT(HK_TAG_WIDE || HK_CANARIES || sizeof(hk_tag_t) == 4, small_tag_is_four_bytes);
+HK_STATIC_ASSERT(sizeof(hk_tag_t) == (HK_TAG_WIDE ? 8u : 4u) + (HK_CANARIES ? 4u : 0u), tag_is_its_fields);
 
 /* The span of blocks a tagged heap manages. */
 typedef struct hk_tag_span {
@@ -577,9 +588,17 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
 
 /*
  * Lay out a span inside [mem, mem + size): one free block covering it and
- * the sentinel. Returns the free block's size, 0 if too small for one block.
+ * the sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
+ * block would be larger than max_span (the allocator's limit, at most
+ * HK_TAG_MAX_BLOCK): the whole arena is used or none of it.
  */
-HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size);
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span);
+
+/* The bytes of a span's blocks: its capacity. */
+static inline size_t hk_tag_span_bytes(const hk_tag_span_t *span)
+{
+    return (size_t)((uintptr_t)span->sentinel - (uintptr_t)span->first);
+}
 
 /*
  * The error path of hk_tag_lookup: report why ptr is not a sound used block
@@ -736,20 +755,20 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 /* ---- src/tagged.c ---- */
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 
-HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span)
 {
     uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
     uintptr_t sentinel = hk_align_down_uptr(lo + hk_arena_room(lo, size), HK_ALIGN) - HK_TAG_HDR;
     size_t span_size;
 
-    if (first < lo || sentinel < first + HK_TAG_MIN_BLOCK) {
-        return 0;
+    HK_ASSERT(max_span <= HK_TAG_MAX_BLOCK);
+    if (first < lo || sentinel < first || sentinel - first < HK_TAG_MIN_BLOCK) {
+        return HK_ETOOSMALL;
     }
     span_size = (size_t)(sentinel - first);
-    if (span_size > HK_TAG_MAX_BLOCK) {
-        span_size = HK_TAG_MAX_BLOCK;
-        sentinel = first + span_size;
+    if (span_size > max_span) {
+        return HK_ETOOBIG;
     }
     span->first = hk_tag_at(first);
     span->sentinel = hk_tag_at(sentinel);
@@ -757,7 +776,7 @@ HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
     span->sentinel->size_used = 1; /* size 0, used: no block merges with it */
     hk_tag_write(span->first, span_size, 0);
     hk_tag_poison(span->first);
-    return span_size;
+    return HK_OK;
 }
 
 #if HK_CHECKS
@@ -980,8 +999,8 @@ HK_INTERNAL hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *
  * Time: malloc, free, realloc and aligned_alloc are O(free blocks): the
  * search, and the address-ordered insert of a freed block or a split-off
  * remainder; get_stats walks the free list too. usable_size is O(1).
- * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
- * 8 on 64-bit hosts; 4 more, and 4 bytes of canary room, at HK_HARDENING
+ * Overhead: the tag per used block (tagged.h: 8 bytes, or 4 with
+ * HK_TAG_WIDE 0 for heaps up to 256 KiB; 4 more, and 4 bytes of canary room, at HK_HARDENING
  * >= 2); a free block needs HK_TAG_MIN_BLOCK. Misuse detection is that of
  * tagged.h; with HK_CHECKS a search steps only along links that point at
  * free blocks linking back, and a found block must be sound before it is
@@ -1413,6 +1432,7 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
     uintptr_t end = hk_arena_end(arena, size);
     hk_seqfit_t *s;
+    hk_status_t rc;
     size_t span_size;
 
     if (arena == NULL || (unsigned)policy > (unsigned)HK_SEQFIT_WORST) {
@@ -1422,10 +1442,12 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
         return hk_init_status(status, HK_ETOOSMALL);
     }
     s = (hk_seqfit_t *)base;
-    span_size = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)), (size_t)(end - base - sizeof(hk_seqfit_t)));
-    if (span_size == 0) {
-        return hk_init_status(status, HK_ETOOSMALL);
+    rc = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)), (size_t)(end - base - sizeof(hk_seqfit_t)),
+                          HK_TAG_MAX_BLOCK);
+    if (rc != HK_OK) {
+        return hk_init_status(status, rc);
     }
+    span_size = hk_tag_span_bytes(&s->span);
     hk_heap_setup(&s->heap, span_size);
     s->policy = policy;
     s->head = NULL;

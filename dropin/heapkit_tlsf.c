@@ -74,13 +74,20 @@
 #endif
 
 /*
- * For the few helpers of a constant-time hot path that must not cost a
- * call (HK_HOT), and the paths kept out of one so that it saves fewer
- * registers: HK_APART (another path, as fast as the compiler makes it) and
- * HK_COLD (an error path).
+ * The one spelling of the inlining attributes. HK_HOT: a helper of a hot
+ * path that must not cost a call, so the path is built as one function with
+ * its fields in registers. HK_APART and HK_COLD: paths kept out of one, so
+ * that it saves fewer registers (another path, as fast as the compiler makes
+ * it; an error path). A build for size (-Os) leaves the inlining of hot
+ * helpers to the compiler: there a helper used twice is worth more as one
+ * copy than as a call saved.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE_SIZE__)
 #define HK_HOT static inline __attribute__((always_inline))
+#define HK_APART static __attribute__((noinline))
+#define HK_COLD static __attribute__((noinline, cold))
+#elif defined(__GNUC__) || defined(__clang__)
+#define HK_HOT static inline
 #define HK_APART static __attribute__((noinline))
 #define HK_COLD static __attribute__((noinline, cold))
 #else
@@ -344,11 +351,14 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
  *   requested (HK_HARDENING >= 2 only) the caller's request, which places
  *             the canary
  *
- * The fields are HK_TAG_WORD wide: 16 bits on 32-bit targets (a 4-byte tag;
- * one block is then at most HK_TAG_MAX_BLOCK, about 256 KiB, and init clamps
- * a larger span to that), 32 bits elsewhere (an 8-byte tag). Define
- * HK_TAG_WIDE to 1 for the 32-bit fields on a 32-bit target that needs one
- * heap larger than 256 KiB.
+ * The fields are 32 bits (HK_TAG_WIDE 1, the default: an 8-byte tag, a
+ * span of any size the allocator can index), or 16 bits with HK_TAG_WIDE 0:
+ * a 4-byte tag, for a firmware whose every tagged heap is at most
+ * HK_TAG_MAX_BLOCK (256 KiB at HK_ALIGN 8); init refuses a larger arena with
+ * HK_ETOOBIG rather than use part of it. The width is a build option, not
+ * chosen per heap as Zephyr's sys_heap does, because a per-heap choice costs
+ * a test on every tag access of the hot paths; the wide tag costs none (a
+ * 32-bit load or store is one instruction, as a 16-bit one is).
  *
  * The payload follows the tag and is HK_ALIGN-aligned, so blocks start
  * HK_TAG_HDR bytes short of an alignment boundary. A free block keeps its
@@ -367,11 +377,7 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
 #define HEAPKIT_TAGGED_H
 
 #ifndef HK_TAG_WIDE
-#if UINTPTR_MAX > 0xFFFFFFFFu
 #define HK_TAG_WIDE 1
-#else
-#define HK_TAG_WIDE 0
-#endif
 #endif
 
 #if HK_TAG_WIDE
@@ -397,12 +403,17 @@ typedef struct hk_tag_links {
 #define HK_TAG_UNIT ((size_t)HK_ALIGN)
 /* Smallest block: a tag and two links, rounded to the alignment. */
 #define HK_TAG_MIN_BLOCK ((HK_TAG_HDR + sizeof(hk_tag_links_t) + HK_ALIGN - 1u) & ~(size_t)(HK_ALIGN - 1u))
-/* Largest block: its size in units must fit the 31 or 15 bits next to the used bit. */
+/*
+ * Largest block: its size in units must fit the 31 or 15 bits next to the
+ * used bit, and its size in bytes a size_t (a 32-bit target's 31-bit unit
+ * count would not).
+ */
 #define HK_TAG_MAX_UNITS ((size_t)((hk_tag_word_t)~(hk_tag_word_t)0) >> 1)
-#define HK_TAG_MAX_BLOCK (HK_TAG_MAX_UNITS * HK_TAG_UNIT)
+#define HK_TAG_MAX_BLOCK                                                                                    \
+    (HK_TAG_MAX_UNITS > SIZE_MAX / HK_TAG_UNIT ? (SIZE_MAX & ~(HK_TAG_UNIT - 1u)) : HK_TAG_MAX_UNITS * HK_TAG_UNIT)
 
 HK_STATIC_ASSERT(HK_TAG_HDR % 4u == 0 && HK_TAG_HDR < HK_ALIGN * 2u, tag_fits_before_the_payload);
-HK_STATIC_ASSERT(HK_TAG_WIDE || HK_CANARIES || sizeof(hk_tag_t) == 4, small_tag_is_four_bytes);
+HK_STATIC_ASSERT(sizeof(hk_tag_t) == (HK_TAG_WIDE ? 8u : 4u) + (HK_CANARIES ? 4u : 0u), tag_is_its_fields);
 
 /* The span of blocks a tagged heap manages. */
 typedef struct hk_tag_span {
@@ -577,9 +588,17 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
 
 /*
  * Lay out a span inside [mem, mem + size): one free block covering it and
- * the sentinel. Returns the free block's size, 0 if too small for one block.
+ * the sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
+ * block would be larger than max_span (the allocator's limit, at most
+ * HK_TAG_MAX_BLOCK): the whole arena is used or none of it.
  */
-HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size);
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span);
+
+/* The bytes of a span's blocks: its capacity. */
+static inline size_t hk_tag_span_bytes(const hk_tag_span_t *span)
+{
+    return (size_t)((uintptr_t)span->sentinel - (uintptr_t)span->first);
+}
 
 /*
  * The error path of hk_tag_lookup: report why ptr is not a sound used block
@@ -736,20 +755,20 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 /* ---- src/tagged.c ---- */
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 
-HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span)
 {
     uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
     uintptr_t sentinel = hk_align_down_uptr(lo + hk_arena_room(lo, size), HK_ALIGN) - HK_TAG_HDR;
     size_t span_size;
 
-    if (first < lo || sentinel < first + HK_TAG_MIN_BLOCK) {
-        return 0;
+    HK_ASSERT(max_span <= HK_TAG_MAX_BLOCK);
+    if (first < lo || sentinel < first || sentinel - first < HK_TAG_MIN_BLOCK) {
+        return HK_ETOOSMALL;
     }
     span_size = (size_t)(sentinel - first);
-    if (span_size > HK_TAG_MAX_BLOCK) {
-        span_size = HK_TAG_MAX_BLOCK;
-        sentinel = first + span_size;
+    if (span_size > max_span) {
+        return HK_ETOOBIG;
     }
     span->first = hk_tag_at(first);
     span->sentinel = hk_tag_at(sentinel);
@@ -757,7 +776,7 @@ HK_INTERNAL size_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size)
     span->sentinel->size_used = 1; /* size 0, used: no block merges with it */
     hk_tag_write(span->first, span_size, 0);
     hk_tag_poison(span->first);
-    return span_size;
+    return HK_OK;
 }
 
 #if HK_CHECKS
@@ -986,8 +1005,8 @@ HK_INTERNAL hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *
  *
  * Both are O(1): no loop depends on the number of blocks or the heap size.
  *
- * Overhead: the tag per used block (tagged.h: 4 bytes on 32-bit targets,
- * 8 on 64-bit hosts or with HK_TAG_WIDE; 4 more at HK_HARDENING >= 2, which
+ * Overhead: the tag per used block (tagged.h: 8 bytes, or 4 with
+ * HK_TAG_WIDE 0 for heaps up to 256 KiB; 4 more at HK_HARDENING >= 2, which
  * also keeps 4 bytes of canary room); blocks are at least HK_TAG_MIN_BLOCK;
  * the control block holds one list head per (first, second) level, sized
  * at init for the arena at hand.
@@ -1076,12 +1095,21 @@ HK_HOT int link_placed(const hk_tlsf_t *t, const hk_tag_t *b)
 }
 #endif
 
-/* Push free block b on list ix (no counting). */
-HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, unsigned ix)
+/*
+ * Free bytes change where blocks change hands, as o1heap counts them: take()
+ * hands bytes out, hk_tlsf_free() takes them back, hk_tlsf_resize() moves
+ * the difference. The list operations never count: a block split, merged or
+ * moved between lists stays free, so aligned_alloc's front gap and realloc's
+ * merges need no correction.
+ */
+
+/* Push free block b, of size bytes (its tag written), on its list. */
+HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, size_t size)
 {
     hk_tag_links_t *links = hk_tag_links(b);
+    unsigned ix = list_of(size);
     hk_tag_t *next = t->heads[ix];
-    HK_ASSERT(ix < t->lists && !hk_tag_used(b));
+    HK_ASSERT(ix < t->lists && !hk_tag_used(b) && hk_tag_size(b) == size);
     links->prev = NULL;
     links->next = next;
     if (next != NULL) {
@@ -1094,6 +1122,7 @@ HK_HOT void list_push(hk_tlsf_t *t, hk_tag_t *b, unsigned ix)
 
 HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
 {
+    HK_ASSERT(ix < t->lists && t->heads[ix] == NULL);
     unsigned fl = ix >> SL;
     uint32_t map = t->sl_bitmap[fl] & ~(1u << (ix & SL_MASK));
     t->sl_bitmap[fl] = map;
@@ -1108,20 +1137,13 @@ HK_HOT void clear_list_bit(hk_tlsf_t *t, unsigned ix)
  * merge, so get_stats derives the count from those counters. The splits
  * take() makes are the allocations less those handed out whole, so
  * stats.split_count holds only the others (aligned_alloc's front gaps,
- * realloc's).
- * (A dropped list's blocks stay counted: they are lost, not used.)
+ * realloc's). A dropped list's blocks stay counted, in free_bytes too:
+ * they are lost, not used, and never handed out.
  */
 static size_t free_blocks(const hk_tlsf_t *t)
 {
     const hk_stats_t *s = &t->heap.stats;
     return 1u + s->free_count + s->split_count - t->whole_takes - s->coalesce_count;
-}
-
-/* File a free block on its list, its bytes counted. */
-static void file_free(hk_tlsf_t *t, hk_tag_t *b)
-{
-    list_push(t, b, list_of(hk_tag_size(b)));
-    t->heap.stats.free_bytes += hk_tag_size(b);
 }
 
 #if HK_CHECKS
@@ -1135,9 +1157,9 @@ static void drop_list(hk_tlsf_t *t, unsigned ix, const hk_tag_t *culprit)
 #endif
 
 /*
- * Unlink free block b from its list (no counting). With HK_CHECKS its
- * links must be placed and link back to it; returns 0 (b left alone,
- * reported) if they do not.
+ * Unlink free block b from its list. With HK_CHECKS its links must be
+ * placed and link back to it; returns 0 (b left alone, reported) if they
+ * do not.
  */
 HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
 {
@@ -1145,6 +1167,7 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
     hk_tag_t *next = links->next;
     hk_tag_t *prev = links->prev;
     unsigned ix = list_of(hk_tag_size(b));
+    HK_ASSERT(!hk_tag_used(b));
 #if HK_CHECKS
     if (!link_placed(t, next) || !link_placed(t, prev) || (next != NULL && hk_tag_links(next)->prev != b) ||
         (prev != NULL ? hk_tag_links(prev)->next != b : t->heads[ix] != b)) {
@@ -1184,18 +1207,60 @@ HK_HOT int take_neighbour(hk_tlsf_t *t, hk_tag_t *n)
     return list_unlink(t, n);
 }
 
-static int detach_cb(hk_heap_t *h, hk_tag_t *b)
+/*
+ * The block operations, each written once and shared by malloc,
+ * aligned_alloc, resize and free, as in Conte's TLSF: split a block in two,
+ * merge a block with its free right neighbour, and trim a used block's tail
+ * back to the lists. Only free merges with the left neighbour, so that is
+ * written there, where a helper taking the size by pointer cost the worst
+ * free two instructions.
+ */
+
+/* Cut block b at size bytes: b keeps size (marked used or not), the rest becomes a free block, returned unlisted. */
+HK_HOT hk_tag_t *split(hk_tag_t *b, size_t size, unsigned used)
 {
-    hk_tlsf_t *t = (hk_tlsf_t *)h;
-    if (!take_neighbour(t, b)) {
-        return 0;
-    }
-    h->stats.free_bytes -= hk_tag_size(b);
-    return 1;
+    size_t rest = hk_tag_size(b) - size;
+    hk_tag_t *r = hk_tag_at((uintptr_t)b + size);
+    HK_ASSERT(size >= HK_TAG_MIN_BLOCK && rest >= HK_TAG_MIN_BLOCK && size % HK_TAG_UNIT == 0);
+    hk_tag_write(b, size, used);
+    hk_tag_write(r, rest, 0);
+    return r;
 }
 
-static void file_cb(hk_heap_t *h, hk_tag_t *b) { file_free((hk_tlsf_t *)h, b); }
-static const hk_tag_lists_t tlsf_lists = {detach_cb, file_cb};
+/*
+ * b's size once its right neighbour is merged in: that neighbour must be
+ * free and pass take_neighbour (then it is unlinked and its tag and links
+ * join b's payload, poisoned at level 2); size otherwise. b's tag is the
+ * caller's to write.
+ */
+HK_HOT size_t merge_right(hk_tlsf_t *t, const hk_tag_t *b, size_t size)
+{
+    hk_tag_t *next = hk_tag_at((uintptr_t)b + size);
+    HK_ASSERT(size == hk_tag_size(b));
+    if (!hk_tag_used(next) && take_neighbour(t, next)) {
+        size += hk_tag_size(next);
+        t->heap.stats.coalesce_count++;
+        hk_tag_poison_range(next, hk_tag_poison_start(next));
+    }
+    return size;
+}
+
+/* Give used block b's bytes beyond size back to the lists, merged with a free right neighbour, where they form a block. */
+static void trim(hk_tlsf_t *t, hk_tag_t *b, size_t size)
+{
+    size_t rest = hk_tag_size(b) - size;
+    hk_tag_t *r;
+    HK_ASSERT(hk_tag_used(b) && size <= hk_tag_size(b));
+    if (rest < HK_TAG_MIN_BLOCK) {
+        return;
+    }
+    r = split(b, size, 1);
+    t->heap.stats.split_count++;
+    hk_tag_poison_range(hk_tag_payload(r), hk_tag_at((uintptr_t)r + rest));
+    rest = merge_right(t, r, rest);
+    hk_tag_write(r, rest, 0);
+    list_push(t, r, rest);
+}
 
 /* The first non-empty list at or above ix whose first level is ix's or higher, or NO_LIST. */
 HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
@@ -1263,15 +1328,12 @@ HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
     }
 }
 
-/*
- * Hand out free block b (off its list, still counted free) for `requested`
- * bytes in gross bytes: split, mark, count.
- */
+/* Hand out free block b (popped) for `requested` bytes in gross bytes: split, mark, count. */
 HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
 {
-    size_t size = hk_tag_size(b);
-    size_t rest = size - gross;
+    size_t rest = hk_tag_size(b) - gross;
     hk_stats_t *s = &t->heap.stats;
+    HK_ASSERT(!hk_tag_used(b) && hk_tag_size(b) >= gross);
 #if HK_CANARIES
     if (!hk_tag_poison_intact_upto(b, hk_tag_at((uintptr_t)b + gross))) {
         hk_report(&t->heap, HK_ERR_CORRUPT, hk_tag_payload(b)); /* written after free */
@@ -1280,17 +1342,14 @@ HK_HOT void *take(hk_tlsf_t *t, hk_tag_t *b, size_t gross, size_t requested)
 #endif
     if (rest >= HK_TAG_MIN_BLOCK) {
         /* The rest goes straight on its list: its right neighbour is in use (TLSF merges at once). */
-        hk_tag_t *r = hk_tag_at((uintptr_t)b + gross);
-        hk_tag_write(b, gross, 1);
-        hk_tag_write(r, rest, 0);
-        list_push(t, r, list_of(rest));
-        size = gross;
+        list_push(t, split(b, gross, 1), rest);
     } else {
         b->size_used |= 1u;
         t->whole_takes++;
+        gross += rest;
     }
     hk_tag_arm_canary(b, requested);
-    s->free_bytes -= size;
+    s->free_bytes -= gross;
     s->alloc_count++;
     hk_note_low(s);
     return hk_tag_payload(b);
@@ -1334,14 +1393,10 @@ void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
         /* Give the gap in front back as a free block of its own (its left neighbour is used). */
         size_t gap = (size_t)(aligned - payload);
         hk_tag_t *front = b;
-        size_t whole = hk_tag_size(front);
-        b = hk_tag_at((uintptr_t)front + gap);
-        hk_tag_write(front, gap, 0);
-        hk_tag_write(b, whole - gap, 0);
+        b = split(front, gap, 0);
         hk_tag_poison(front);
-        file_free(t, front);
+        list_push(t, front, gap);
         t->heap.stats.split_count++;
-        t->heap.stats.free_bytes -= gap; /* counted twice: in front, and in b as popped */
     }
     return take(t, b, gross, size);
 }
@@ -1349,45 +1404,60 @@ void *hk_tlsf_aligned_alloc(hk_tlsf_t *t, size_t alignment, size_t size)
 void hk_tlsf_free(hk_tlsf_t *t, void *ptr)
 {
     hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
-    hk_stats_t *s = &t->heap.stats;
     hk_tag_t *freed = b;
-    hk_tag_t *next;
     size_t freed_size;
     size_t size;
     if (b == NULL) {
         return;
     }
-    size = freed_size = hk_tag_size(b);
+    freed_size = hk_tag_size(b);
 #if HK_CANARIES
-    s->used_requested -= b->requested;
+    t->heap.stats.used_requested -= b->requested;
 #endif
-    s->free_count++;
-    s->free_bytes += size;
-    next = hk_tag_at((uintptr_t)b + size);
-    if (!hk_tag_used(next) && take_neighbour(t, next)) {
-        size += hk_tag_size(next);
-        s->coalesce_count++;
-        hk_tag_poison_range(next, hk_tag_poison_start(next));
-    }
+    t->heap.stats.free_count++;
+    t->heap.stats.free_bytes += freed_size;
+    size = merge_right(t, b, freed_size);
     b->size_used &= (hk_tag_word_t)~1u; /* a later free of b, merged away or not, is a double free */
-    if (b->left != 0) {
+    if (b->left != 0) { /* b's left side is sound: hk_tag_lookup checked it */
         hk_tag_t *prev = hk_tag_prev(b);
         if (!hk_tag_used(prev) && list_unlink(t, prev)) {
-            hk_tag_poison_range(b, b + 1);
+            hk_tag_poison_range(b, b + 1); /* b's tag joins prev's payload */
             size += hk_tag_size(prev);
             b = prev;
-            s->coalesce_count++;
+            t->heap.stats.coalesce_count++;
         }
     }
     hk_tag_poison_range(hk_tag_payload(freed), hk_tag_at((uintptr_t)freed + freed_size));
     hk_tag_write(b, size, 0);
-    list_push(t, b, list_of(size));
+    list_push(t, b, size);
 }
 
 void *hk_tlsf_resize(hk_tlsf_t *t, void *ptr, size_t size)
 {
     hk_tag_t *b = hk_tag_lookup(&t->heap, &t->span, ptr);
-    return (b != NULL && hk_tag_resize(&t->heap, &t->span, &tlsf_lists, b, size)) ? ptr : NULL;
+    size_t gross;
+    size_t have;
+    if (b == NULL || size > t->max_request) {
+        return NULL;
+    }
+    gross = hk_tag_gross_of(size);
+    have = hk_tag_size(b);
+    if (gross > have) {
+        const hk_tag_t *next = hk_tag_at((uintptr_t)b + have);
+        size_t grown;
+        if (hk_tag_used(next) || have + hk_tag_size(next) < gross || (grown = merge_right(t, b, have)) == have) {
+            return NULL;
+        }
+        hk_tag_write(b, grown, 1);
+    }
+    trim(t, b, gross);
+    t->heap.stats.free_bytes = t->heap.stats.free_bytes + have - hk_tag_size(b);
+#if HK_CANARIES
+    t->heap.stats.used_requested = t->heap.stats.used_requested - b->requested + size;
+#endif
+    hk_tag_arm_canary(b, size);
+    hk_note_low(&t->heap.stats);
+    return ptr;
 }
 
 size_t hk_tlsf_usable_size(hk_tlsf_t *t, const void *ptr)
@@ -1490,9 +1560,11 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
 {
     uintptr_t base = hk_align_up_uptr((uintptr_t)arena, sizeof(void *));
     uintptr_t end = hk_arena_end(arena, size);
-    hk_tlsf_t *t;
+    hk_tlsf_t *t = (hk_tlsf_t *)base;
+    hk_tag_span_t span;
+    hk_status_t rc;
     size_t most;
-    size_t span_size;
+    unsigned lists;
     uintptr_t blocks;
 
     if (arena == NULL) {
@@ -1501,30 +1573,26 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     if (end < base || end - base < sizeof(hk_tlsf_t)) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
-    t = (hk_tlsf_t *)base;
-    hk_memset(t, 0, sizeof(*t));
-    /* Size the list heads for the largest block this arena could hold. */
+    /* Size the list heads for the largest block this arena could hold (a larger one is refused below). */
     most = (size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN;
-    t->lists = ((list_of(most) >> SL) + 1u) << SL;
-    blocks = (uintptr_t)(t->heads + t->lists);
+    lists = ((list_of(most) >> SL) + 1u) << SL;
+    blocks = (uintptr_t)(t->heads + lists);
     if (blocks > end) {
         return hk_init_status(status, HK_ETOOSMALL);
     }
-    hk_memset(t->heads, 0, t->lists * sizeof(hk_tag_t *));
-    most = (size_t)(end - blocks) < MAX_SPAN ? (size_t)(end - blocks) : MAX_SPAN;
-    span_size = hk_tag_span_init(&t->span, (void *)blocks, most);
-    if (span_size == 0) {
-        return hk_init_status(status, HK_ETOOSMALL);
+    rc = hk_tag_span_init(&span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
+    if (rc != HK_OK) {
+        return hk_init_status(status, rc);
     }
-    t->span_bytes = span_size;
-    t->span_units = span_size / HK_ALIGN;
-    t->max_request = span_size - HK_TAG_HDR - HK_CANARY_ROOM;
-    hk_heap_setup(&t->heap, span_size);
-    t->heap.stats.free_bytes = 0;
-    file_free(t, t->span.first);
-    if (status != NULL) {
-        *status = HK_OK;
-    }
+    hk_memset(t, 0, (size_t)(blocks - base)); /* the control block and its heads: every list empty */
+    hk_heap_setup(&t->heap, hk_tag_span_bytes(&span));
+    t->span = span;
+    t->lists = lists;
+    t->span_bytes = t->heap.stats.capacity;
+    t->span_units = t->span_bytes / HK_ALIGN;
+    t->max_request = t->span_bytes - HK_TAG_HDR - HK_CANARY_ROOM;
+    list_push(t, span.first, t->span_bytes);
+    hk_init_status(status, HK_OK);
     return t;
 }
 

@@ -26,9 +26,11 @@ library Debian builds for that toolchain), each at -Os and -O2 with
 build, as the lab's target driver compiles everything: o1heap's asserts would
 otherwise link the C library's printing).
 
-heapkit: every src/*.c compiled once per (target, optimisation, HK_HARDENING
-0-2), -std=c99 (pool_lockfree.c -std=c11), and all of them linked into each
-program; --gc-sections keeps what the calls reach. Peers: o1heap, Conte's
+heapkit: each allocator's drop-in, dropin/heapkit_<name>.c (tools/dropin.py),
+the two files a firmware copies, compiled at HK_HARDENING 0-2, -std=c99
+(lfpool -std=c11); --gc-sections keeps what the calls reach. A build that
+links libheapkit.a instead gets the same code, less what one translation
+unit lets the compiler share. Peers: o1heap, Conte's
 TLSF (as LVGL 8 bundles it), FreeRTOS heap_4, umm_malloc, from
 tools/fetch_peers.sh (fetched into --peers when missing), compiled -std=gnu11
 -w with the configuration the lab's target driver gives them (lab/target/
@@ -120,49 +122,49 @@ class Program:
     include: str = ""
     decls: str = ""
     arena: str = f"static unsigned char arena[{ARENA}] __attribute__((aligned(16)));"
-    peer: str | None = None          # a key of peer_sources(); None: heapkit's library or none
-    hardened: bool = False           # built at each HK_HARDENING level against heapkit
+    peer: str | None = None          # a key of peer_sources(); None: a heapkit drop-in or none
+    dropin: str | None = None        # dropin/heapkit_<dropin>.c, built at each HK_HARDENING level
     note: str = ""                   # how the row's name would mislead without it
 
 
 BASELINE = Program("baseline")
 
 
-def heapkit_program(name: str, header: str, prefix: str, init: str) -> Program:
-    return Program(name, include=f'#include "heapkit/{header}"',
+def heapkit_program(name: str, dropin: str, prefix: str, init: str) -> Program:
+    return Program(name, include=f'#include "heapkit_{dropin}.h"',
                    setup=f"hk_status_t status;\n    heap = {init};",
                    malloc=f"hk_{prefix}_malloc(heap, 100)", free=f"hk_{prefix}_free(heap, p)",
-                   hardened=True)
+                   dropin=dropin)
 
 
 def pool_program(header: str) -> Program:
     """The pool straight on the arena once pool.h has hk_pool_init; until then on a bump heap."""
     if re.search(r"^\s*hk_pool_t\s*\*\s*hk_pool_init\s*\(", header, re.M):
-        return heapkit_program("pool", "pool.h", "pool", "hk_pool_init(arena, sizeof arena, 100, &status)")
+        return heapkit_program("pool", "pool", "pool", "hk_pool_init(arena, sizeof arena, 100, &status)")
     # 512 blocks of 100 bytes fit 64 KiB at every level; the count is data, not code.
-    return Program("pool", include='#include "heapkit/bump.h"\n#include "heapkit/pool.h"',
+    return Program("pool", include='#include "heapkit_pool.h"',
                    setup="hk_status_t status;\n    heap = hk_pool_create("
                          "hk_bump_heap(hk_bump_init(arena, sizeof arena, &status)), 100, 512);",
-                   malloc="hk_pool_malloc(heap, 100)", free="hk_pool_free(heap, p)", hardened=True,
+                   malloc="hk_pool_malloc(heap, 100)", free="hk_pool_free(heap, p)", dropin="pool",
                    note="pool: hk_pool_create on a bump heap (bump's init and malloc included)")
 
 
 def programs() -> list[Program]:
     heapkit = [
-        heapkit_program("tlsf", "tlsf.h", "tlsf", "hk_tlsf_init(arena, sizeof arena, &status)"),
-        heapkit_program("seqfit-best", "seqfit.h", "seqfit",
+        heapkit_program("tlsf", "tlsf", "tlsf", "hk_tlsf_init(arena, sizeof arena, &status)"),
+        heapkit_program("seqfit-best", "seqfit", "seqfit",
                         "hk_seqfit_init(arena, sizeof arena, HK_SEQFIT_BEST, &status)"),
-        heapkit_program("buddy", "buddy.h", "buddy", "hk_buddy_init(arena, sizeof arena, NULL, &status)"),
+        heapkit_program("buddy", "buddy", "buddy", "hk_buddy_init(arena, sizeof arena, NULL, &status)"),
         # dmm.h's own example of a config a firmware compiles in: the net preset's shape.
-        Program("dmm-net", include='#include "heapkit/dmm.h"',
+        Program("dmm-net", include='#include "heapkit_dmm.h"',
                 decls="static const hk_dmm_config_t net = {\n"
                       "    .fit = HK_DMM_FIT_FIRST, .order = HK_DMM_ORDER_LIFO, .split = 9, .coalesce = 9,\n"
                       "    .nlists = 2, .lists = {{16, 16}, {1476, 1476}}};",
                 setup="hk_status_t status;\n    heap = hk_dmm_init(arena, sizeof arena, &net, &status);",
-                malloc="hk_dmm_malloc(heap, 100)", free="hk_dmm_free(heap, p)", hardened=True),
-        heapkit_program("bump", "bump.h", "bump", "hk_bump_init(arena, sizeof arena, &status)"),
+                malloc="hk_dmm_malloc(heap, 100)", free="hk_dmm_free(heap, p)", dropin="dmm"),
+        heapkit_program("bump", "bump", "bump", "hk_bump_init(arena, sizeof arena, &status)"),
         pool_program(POOL_HEADER.read_text(encoding="utf-8")),
-        heapkit_program("lfpool", "pool.h", "lfpool", "hk_lfpool_init(arena, sizeof arena, 100, &status)"),
+        heapkit_program("lfpool", "lfpool", "lfpool", "hk_lfpool_init(arena, sizeof arena, 100, &status)"),
     ]
     peers = [
         Program("o1heap", include='#include "o1heap.h"', setup="heap = o1heapInit(arena, sizeof arena);",
@@ -197,7 +199,7 @@ def source(prog: Program) -> str:
 def row_name(prog: Program) -> str:
     if prog.name == "libc":
         return " / ".join(t.libc for t in TARGETS) + " malloc (peer)"
-    return f"**{prog.name}**" if prog.hardened else f"{prog.name} (peer)"
+    return f"**{prog.name}**" if (prog.dropin is not None) else f"{prog.name} (peer)"
 
 
 # --------------------------------------------------------------------------
@@ -271,8 +273,8 @@ def flash_bytes(size_output: str) -> int:
     return int(lines[1][0]) + int(lines[1][1])
 
 
-def heapkit_flags(level: int) -> list[str]:
-    return [f"-I{REPO / 'include'}", f"-I{REPO / 'src'}", f"-DHK_HARDENING={level}"]
+def heapkit_flags(dropin: str, level: int) -> list[str]:
+    return ["-std=c11" if dropin == "lfpool" else "-std=c99", f"-I{REPO / 'dropin'}", f"-DHK_HARDENING={level}"]
 
 
 Object = tuple[Path, Path, list[str]]       # (source, object, its flags after the target's, opt and COMMON)
@@ -289,12 +291,10 @@ class Build:
         return d if level is None else d / f"h{level}"
 
     def objects(self, t: Target, opt: str, level: int | None, prog: Program) -> list[Object]:
-        """What prog links besides its main: heapkit's whole library, one peer, or nothing."""
-        if prog.hardened and level is not None:
-            lib = self.where(t, opt, level) / "lib"
-            return [(src, lib / f"{src.stem}.o",
-                     ["-std=c11" if src.stem == "pool_lockfree" else "-std=c99", *heapkit_flags(level)])
-                    for src in sorted((REPO / "src").glob("*.c"))]
+        """What prog links besides its main: one heapkit drop-in, one peer, or nothing."""
+        if prog.dropin is not None and level is not None:
+            src = REPO / "dropin" / f"heapkit_{prog.dropin}.c"
+            return [(src, self.where(t, opt, level) / "lib" / f"{src.stem}.o", heapkit_flags(prog.dropin, level))]
         if prog.peer is not None and self.peers is not None:
             src, flags, _ = peer_build(t, self.peers)[prog.peer]
             return [(src, self.where(t, opt) / "peers" / f"{src.stem}.o", ["-std=gnu11", *flags, "-w"])]
@@ -312,8 +312,8 @@ class Build:
         d = self.where(t, opt, level)
         d.mkdir(parents=True, exist_ok=True)
         flags = ["-std=c99"]
-        if prog.hardened and level is not None:
-            flags += heapkit_flags(level)
+        if prog.dropin is not None and level is not None:
+            flags = heapkit_flags(prog.dropin, level)
         elif prog.peer is not None and self.peers is not None:
             flags += peer_build(t, self.peers)[prog.peer][2]
         c = d / f"{prog.name}.c"
@@ -336,7 +336,7 @@ def measure(progs: list[Program], build: Build, jobs: int, targets: tuple[Target
     """({key: flash bytes beyond the baseline}, {key: ELF}); the baseline's own key,
     ("baseline", None, target, opt), holds its own flash bytes."""
     wanted = [(p, level, t, opt) for t in targets for opt in opts for p in [BASELINE, *progs]
-              for level in (levels if p.hardened else (None,))]
+              for level in (levels if p.dropin else (None,))]
     objects = {o[1]: (t, opt, o) for p, level, t, opt in wanted for o in build.objects(t, opt, level, p)}
 
     def program(item: tuple[Program, int | None, Target, str]) -> tuple[Key, Path, int]:
@@ -363,7 +363,7 @@ def table(progs: list[Program], sizes: dict[Key, int]) -> str:
             f"lean target ({gt.title} {GOAL_COLUMN[1]})"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * len(cols) + "---|"]
     for p in progs:
-        for level in (LEVELS if p.hardened else (None,)):
+        for level in (LEVELS if (p.dropin is not None) else (None,)):
             cells = [row_name(p), DASH if level is None else str(level)]
             cells += [f"{sizes[(p.name, level, t.key, opt)]:,}" for t, opt in cols]
             goal = GOALS.get((p.name, level))
@@ -491,7 +491,7 @@ def show_breakdown(args: argparse.Namespace, progs: list[Program]) -> int:
     check_tools((t,))
     opt = "-" + args.opt
     build = Build(args.build.resolve(), peer_sources(args.peers.resolve()) if prog.peer else None)
-    level = args.level if prog.hardened else None
+    level = args.level if (prog.dropin is not None) else None
     sizes, elfs = measure([prog], build, args.jobs, (t,), (opt,), (args.level,))
     key = (prog.name, level, t.key, opt)
     base_key = (BASELINE.name, None, t.key, opt)

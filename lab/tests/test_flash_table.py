@@ -29,7 +29,7 @@ def _sizes(tool, progs):
     """Distinct figures for every cell, tlsf's level-1 goal met exactly and its level-0 goal missed by one."""
     sizes = {}
     for i, p in enumerate(progs):
-        for level in (tool.LEVELS if p.hardened else (None,)):
+        for level in (tool.LEVELS if (p.dropin is not None) else (None,)):
             for j, t in enumerate(tool.TARGETS):
                 for k, opt in enumerate(tool.OPTS):
                     sizes[(p.name, level, t.key, opt)] = 1000 * i + 100 * (level or 0) + 10 * j + k
@@ -62,7 +62,7 @@ def test_table(tool):
     assert f"| o1heap (peer) | – | {1000 * o1heap:,} |" in text
     assert "| newlib-nano / picolibc malloc (peer) | – |" in text
     rows = [l for l in lines if l.startswith("| ") and "allocator" not in l]
-    assert len(rows) == 3 * sum(p.hardened for p in progs) + sum(not p.hardened for p in progs)
+    assert len(rows) == 3 * sum((p.dropin is not None) for p in progs) + sum(not (p.dropin is not None) for p in progs)
     assert "beyond a bare main (Cortex-M3 24 / 24, RV32 24 / 24 bytes at -Os / -O2)" in " ".join(text.split())
 
 
