@@ -589,27 +589,26 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     uintptr_t end = hk_arena_end(arena, size);
     hk_tlsf_t *t = (hk_tlsf_t *)base;
     hk_tag_span_t span;
-    hk_status_t rc;
-    size_t most;
-    unsigned lists;
-    uintptr_t blocks;
+    hk_status_t rc = HK_EINVAL;
+    unsigned lists = 0;
+    uintptr_t blocks = base;
 
-    if (arena == NULL) {
-        return hk_init_status(status, HK_EINVAL);
+    if (arena != NULL) {
+        rc = HK_ETOOSMALL;
+        if (end >= base && end - base >= sizeof(hk_tlsf_t)) {
+            /* Size the list heads for the largest block this arena could hold (a larger one is refused below). */
+            lists = ((list_of((size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN) >> SL) + 1u) << SL;
+            blocks = (uintptr_t)(t->heads + lists);
+            if (blocks <= end) {
+                rc = hk_tag_span_init(&span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
+            }
+        }
     }
-    if (end < base || end - base < sizeof(hk_tlsf_t)) {
-        return hk_init_status(status, HK_ETOOSMALL);
+    if (status != NULL) {
+        *status = rc;
     }
-    /* Size the list heads for the largest block this arena could hold (a larger one is refused below). */
-    most = (size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN;
-    lists = ((list_of(most) >> SL) + 1u) << SL;
-    blocks = (uintptr_t)(t->heads + lists);
-    if (blocks > end) {
-        return hk_init_status(status, HK_ETOOSMALL);
-    }
-    rc = hk_tag_span_init(&span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
     if (rc != HK_OK) {
-        return hk_init_status(status, rc);
+        return NULL;
     }
     hk_memset(t, 0, (size_t)(blocks - base)); /* the control block and its heads: every list empty */
     hk_heap_setup(&t->heap, hk_tag_span_bytes(&span));
@@ -619,6 +618,5 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     t->span_units = t->span_bytes / HK_ALIGN;
     t->max_request = t->span_bytes - HK_TAG_HDR - HK_CANARY_ROOM;
     list_push(t, span.first, t->span_bytes);
-    hk_init_status(status, HK_OK);
     return t;
 }
