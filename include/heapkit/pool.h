@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool: the fctma-pools seed's FCTMA. Pools of equal-sized blocks carved
- * from any backing allocator at creation, so alloc and free only pop and
- * push a free list. See src/pool.c and src/pool_lockfree.c.
+ * pool: the fctma-pools seed's FCTMA. Pools of equal-sized blocks
+ * carved from any backing allocator at creation, so alloc and free only
+ * pop and push a free list. See src/pool.c (one pool),
+ * src/poolset.c (sets), src/pool_sync.c (blocking allocation) and
+ * src/pool_lockfree.c; a program links only the ones it calls.
  *
  *   hk_pool_t     one pool (the seed's pool_s): a full heapkit allocator
  *                 that serves requests up to its block size. Each block
