@@ -4,10 +4,11 @@
  * of equal-sized blocks. Its sets of pools are in poolset.c, its blocking
  * allocation in pool_sync.c; what the three share is in pool_internal.h.
  *
- * Algorithm: hk_pool_create() (the seed's createPool) takes the pool struct
- * and all its blocks from a backing allocator in one hk_malloc() and lays
- * them out there, every block threaded onto a singly linked free list, in
- * address order; from then on malloc pops the list head and free pushes
+ * Algorithm: the pool struct and all its blocks are laid out in one piece
+ * of memory, the caller's arena (hk_pool_init(), with as many blocks as fit)
+ * or one hk_malloc() from a backing allocator (hk_pool_create(), the seed's
+ * createPool), and every block is threaded onto a singly linked free list,
+ * in address order; from then on malloc pops the list head and free pushes
  * the block back, never calling a backing again.
  * Each block starts with the seed's memory_s header, directly before the
  * payload, owner word first so that an overrun out of the block below hits
@@ -51,8 +52,8 @@
  * Overhead per block: the two-word header (8 bytes on 32-bit targets, as in
  * the seed) plus rounding of header + block_size to HK_ALIGN, plus at level
  * 2 one HK_ALIGN unit for the canary. Per pool: the hk_pool_t (see
- * include/heapkit/pool.h for sizes) and the backing's overhead for one
- * allocation.
+ * include/heapkit/pool.h for sizes), up to HK_ALIGN - 1 bytes to align an
+ * arena, and for hk_pool_create the backing's overhead for one allocation.
  *
  * Locking: as everywhere in heapkit, the direct functions do not lock and
  * the uniform layer takes the heap's lock hooks; the exception is a pool
@@ -456,6 +457,26 @@ HK_INTERNAL hk_pool_t *hk_pool_lay_out(void *mem, size_t block_size, size_t stri
     return p;
 }
 
+hk_pool_t *hk_pool_init(void *arena, size_t size, size_t block_size, hk_status_t *status)
+{
+    uintptr_t lo = (uintptr_t)arena;
+    size_t stride = stride_for(block_size);
+    uintptr_t at;
+    size_t control;
+
+    if (arena == NULL || block_size == 0 || stride == 0) {
+        return hk_init_status(status, HK_EINVAL);
+    }
+    size = hk_arena_room(lo, size);
+    at = hk_align_up_uptr(lo, HK_ALIGN);
+    control = (size_t)(at - lo) + POOL_BLOCKS_AT;
+    if (size < control || (size - control) / stride == 0) {
+        return hk_init_status(status, HK_ETOOSMALL);
+    }
+    hk_init_status(status, HK_OK);
+    return hk_pool_lay_out((void *)at, block_size, stride, (size - control) / stride, NULL);
+}
+
 hk_pool_t *hk_pool_create(hk_heap_t *backing, size_t block_size, size_t max_blocks)
 {
     size_t stride = stride_for(block_size);
@@ -475,7 +496,9 @@ void hk_pool_destroy(hk_pool_t *pool)
         return;
     }
     pool->magic = 0; /* so a stale hk_pool_release() finds no pool */
-    hk_free(pool->backing, pool);
+    if (pool->backing != NULL) {
+        hk_free(pool->backing, pool);
+    }
 }
 
 hk_heap_t *hk_pool_heap(hk_pool_t *pool) { return hk_bind(&pool->heap, &hk_pool_ops); }

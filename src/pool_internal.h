@@ -67,7 +67,7 @@ struct hk_pool {
     uintptr_t magic;    /* POOL_MAGIC ^ the pool's address while it lives */
     size_t block_size;  /* as created: what hk_pool_alloc requests */
     uint32_t class_bit; /* in a set: this class's bit in the set's avail mask */
-    hk_heap_t *backing; /* what hk_pool_create took the pool from; NULL for a set's */
+    hk_heap_t *backing; /* what hk_pool_create took the pool from; NULL for hk_pool_init's and a set's */
     hk_poolset_t *set;  /* owning set, whose free bytes follow this pool's, or NULL */
     const hk_pool_sync_t *sync;
     void *sem;
