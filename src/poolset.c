@@ -368,7 +368,6 @@ void hk_poolset_get_stats(hk_poolset_t *set, hk_stats_t *out)
             out->smallest_free = ps.smallest_free;
         }
     }
-    out->peak_used = out->capacity - out->min_ever_free;
 }
 
 void hk_poolset_walk(hk_poolset_t *set, hk_walk_fn visit, void *ctx)
