@@ -91,8 +91,8 @@
 
 /* ---- blocks and headers ---- */
 
-static pool_hdr_t *hdr_at(const hk_pool_t *p, size_t e) { return (pool_hdr_t *)(void *)payload_at(p, e) - 1; }
-static pool_hdr_t *block_at(const hk_pool_t *p, size_t i) { return hdr_at(p, i + 1u); }
+static pool_hdr_t *link_hdr(const hk_pool_t *p, size_t e) { return (pool_hdr_t *)(void *)payload_at(p, e) - 1; }
+static pool_hdr_t *block_at(const hk_pool_t *p, size_t i) { return link_hdr(p, i + 1u); }
 static size_t index_of(const hk_pool_t *p, const pool_hdr_t *h) { return ((uintptr_t)h + POOL_HDR - p->first) / p->stride; }
 static unsigned char *payload_of(pool_hdr_t *h) { return (unsigned char *)h + POOL_HDR; }
 static unsigned char *payload_end(const hk_pool_t *p, pool_hdr_t *h) { return (unsigned char *)h + p->stride; }
@@ -275,7 +275,7 @@ HK_INTERNAL pool_hdr_t *hk_pool_pop(hk_pool_t *p)
         if (p->head == 0) {
             return NULL;
         }
-        h = hdr_at(p, p->head);
+        h = link_hdr(p, p->head);
         if (HK_CHECKS && !free_hdr_ok(p, h)) {
             drop_list(p, h);
         } else if (!poison_ok(p, h)) {
@@ -346,7 +346,7 @@ HK_INTERNAL pool_hdr_t *hk_pool_find_used(const hk_pool_t *p, const void *ptr, h
 }
 
 /* As hk_pool_find_used, reporting the misuse. */
-static pool_hdr_t *lookup(hk_pool_t *p, const void *ptr)
+static pool_hdr_t *pool_lookup(hk_pool_t *p, const void *ptr)
 {
     hk_error_t error = HK_ERR_CORRUPT;
     pool_hdr_t *h = hk_pool_find_used(p, ptr, &error);
@@ -554,7 +554,7 @@ void *hk_pool_resize(hk_pool_t *pool, void *ptr, size_t size)
 {
     pool_hdr_t *h;
     pool_lock(pool);
-    h = lookup(pool, ptr);
+    h = pool_lookup(pool, ptr);
     if (h != NULL && size > pool->max_request) {
         h = NULL; /* no block is larger: hk_realloc's malloc fails too */
     } else if (h != NULL) {
@@ -595,7 +595,7 @@ size_t hk_pool_usable_size(hk_pool_t *pool, const void *ptr)
         return 0;
     }
     pool_lock(pool);
-    h = lookup(pool, ptr);
+    h = pool_lookup(pool, ptr);
     pool_unlock(pool);
     return h == NULL ? 0 : HK_CANARIES ? h->word : pool->max_request;
 }
@@ -668,14 +668,14 @@ HK_INTERNAL hk_check_t hk_pool_check_blocks(const hk_pool_t *p)
     if (p->fast_limit != 0 && (p->fast_limit != p->max_request + 1u || p->fast_span != p->span)) {
         return HK_CHECK_CONTROL;
     }
-    for (e = p->head; e != 0; e = hdr_at(p, e)->word) {
+    for (e = p->head; e != 0; e = link_hdr(p, e)->word) {
         if (e > p->count) {
             return HK_CHECK_RANGE;
         }
         if (++listed > p->count) {
             return HK_CHECK_LINK; /* a cycle */
         }
-        if (!tag_is_free(tag_of(p, hdr_at(p, e)))) {
+        if (!tag_is_free(tag_of(p, link_hdr(p, e)))) {
             return HK_CHECK_STATE;
         }
     }

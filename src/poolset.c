@@ -206,7 +206,7 @@ void *hk_poolset_aligned_alloc(hk_poolset_t *set, size_t alignment, size_t size)
 }
 
 /* Error path only: why ptr, inside the set's span, names no pool of the set. */
-static hk_error_t classify_bad_header(const hk_poolset_t *set, const void *ptr)
+static hk_error_t classify_bad_owner(const hk_poolset_t *set, const void *ptr)
 {
     size_t i;
     for (i = 0; i < set->n; i++) {
@@ -251,7 +251,7 @@ static hk_pool_t *pool_of(const hk_poolset_t *set, const void *ptr, hk_error_t *
     if (!HK_CHECKS || (pool_of_set(set, p) && pool_owns(p, ptr))) {
         return p;
     }
-    *error = classify_bad_header(set, ptr);
+    *error = classify_bad_owner(set, ptr);
     return NULL;
 }
 
