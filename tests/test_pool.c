@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the FCTMA pools (src/pool.c) and the lock-free pool
- * (src/pool_lockfree.c): single pools on a bump backing, pool sets, the
+ * (src/pool_lockfree.c): single pools on an arena and on a bump backing, pool sets, the
  * blocking allocation with pthreads and POSIX semaphores (a small version of
  * the seed's producer/consumer benchmark), and threaded stress of lfpool.
  *
@@ -468,6 +468,225 @@ static void pool_destroy_returns_the_memory(void **state)
     (void)p;
 #endif
     hk_pool_destroy(NULL);
+}
+
+/* ================= one pool on an arena (hk_pool_init) ================= */
+
+static void pool_init_rejects_bad_arguments(void **state)
+{
+    hk_status_t st = HK_OK;
+    (void)state;
+    assert_null(hk_pool_init(NULL, sizeof(backing_mem), 16, &st));
+    assert_int_equal(st, HK_EINVAL);
+    assert_null(hk_pool_init(NULL, sizeof(backing_mem), 16, NULL));
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, sizeof(backing_mem), 0, &st));
+    assert_int_equal(st, HK_EINVAL);
+    /* Block sizes whose stride (header, rounding, canary room) would overflow. */
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, sizeof(backing_mem), SIZE_MAX, &st));
+    assert_int_equal(st, HK_EINVAL);
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, sizeof(backing_mem), SIZE_MAX - HDR, &st));
+    assert_int_equal(st, HK_EINVAL);
+    /* Valid, but not one block fits. */
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, sizeof(backing_mem), SIZE_MAX - 4 * HDR, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, 0, 16, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, 64, 16, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, sizeof(backing_mem), sizeof(backing_mem), &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    st = HK_OK;
+    assert_null(hk_pool_init(backing_mem, sizeof(backing_mem), SIZE_MAX / 2, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+    /* An arena reaching the end of the address space is clamped, not wrapped. */
+    st = HK_OK;
+    assert_null(hk_pool_init((void *)(UINTPTR_MAX - 63), 64, 16, &st));
+    assert_int_equal(st, HK_ETOOSMALL);
+}
+
+/*
+ * Fill a pool on [arena, arena + size) of block_size blocks: every block is
+ * distinct, aligned, inside the arena, in address order and holds its whole
+ * usable size; then malloc fails. Returns the block count, the first block
+ * in *first.
+ */
+static size_t init_and_fill(unsigned char *arena, size_t size, size_t block_size, unsigned char **first)
+{
+    hk_status_t st = HK_EINVAL;
+    hk_pool_t *pool = hk_pool_init(arena, size, block_size, &st);
+    static unsigned char *held[(1u << 16) / 16];
+    size_t n = 0;
+    size_t i;
+    assert_non_null(pool);
+    assert_int_equal(st, HK_OK);
+    assert_int_equal(hk_pool_block_size(pool), MAXREQ(block_size));
+    for (;;) {
+        unsigned char *p = hk_pool_malloc(pool, block_size);
+        if (p == NULL) {
+            break;
+        }
+        assert_true(n < sizeof(held) / sizeof(held[0]));
+        assert_int_equal((uintptr_t)p % HK_ALIGN, 0);
+        assert_true(p - HDR >= arena + sizeof(void *) && p + STRIDE(block_size) - HDR <= arena + size);
+        if (n > 0) {
+            assert_ptr_equal(p, held[n - 1] + STRIDE(block_size));
+        }
+        memset(p, (int)(n & 0xFF), block_size);
+        held[n++] = p;
+    }
+    assert_true(n > 0);
+    assert_int_equal(hk_pool_available(pool), 0);
+    assert_null(hk_pool_malloc(pool, 1));
+    for (i = 0; i < n; i++) {
+        assert_int_equal(held[i][0], (unsigned char)(i & 0xFF));
+        assert_int_equal(held[i][block_size - 1], (unsigned char)(i & 0xFF));
+    }
+    assert_int_equal(heap_stats(hk_pool_heap(pool)).capacity, n * STRIDE(block_size));
+    assert_int_equal(hk_pool_check(pool), 0);
+    *first = held[0];
+    return n;
+}
+
+static void pool_init_makes_as_many_blocks_as_fit(void **state)
+{
+    const size_t sizes[] = {1, 24, 100, 1000};
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t bs = sizes[k];
+        unsigned char *first;
+        size_t n = init_and_fill(backing_mem, sizeof(backing_mem), bs, &first);
+        /* The blocks end where one more would not fit: the arena, less the control, holds n strides. */
+        size_t need = (size_t)(first - HDR - backing_mem) + n * STRIDE(bs);
+        assert_true(need <= sizeof(backing_mem));
+        assert_true(sizeof(backing_mem) - need < STRIDE(bs));
+        assert_int_equal(init_and_fill(backing_mem, need, bs, &first), n);
+        if (n > 1) {
+            assert_int_equal(init_and_fill(backing_mem, need - 1, bs, &first), n - 1);
+        }
+        /* A misaligned arena: the pool moves up to alignment and loses at most one block. */
+        assert_true(init_and_fill(backing_mem + 3, sizeof(backing_mem) - 3, bs, &first) + 1 >= n);
+    }
+}
+
+static void pool_init_frees_and_reuses(void **state)
+{
+    hk_pool_t *pool = hk_pool_init(backing_mem, 1024, 40, NULL);
+    unsigned char *p[64];
+    size_t n = 0;
+    size_t i;
+    hk_stats_t s;
+    (void)state;
+    assert_non_null(pool);
+    while (n < 64 && (p[n] = hk_pool_malloc(pool, 40)) != NULL) {
+        n++;
+    }
+    assert_true(n > 2 && n < 64);
+    assert_null(hk_pool_malloc(pool, 40));
+    hk_pool_free(pool, p[1]);
+    assert_int_equal(hk_pool_available(pool), 1);
+    assert_ptr_equal(hk_pool_malloc(pool, 7), p[1]);
+    assert_null(hk_pool_malloc(pool, MAXREQ(40) + 1)); /* too large even when a block is free */
+    for (i = 0; i < n; i++) {
+        hk_pool_free(pool, p[i]);
+    }
+    hk_pool_free(pool, NULL);
+    assert_int_equal(hk_pool_available(pool), n);
+    s = heap_stats(hk_pool_heap(pool));
+    assert_int_equal(s.used_blocks, 0);
+    assert_int_equal(s.free_count, n + 1);
+    assert_int_equal(s.alloc_count, n + 1);
+    assert_int_equal(s.peak_used, n * STRIDE(40));
+    for (i = 0; i < n; i++) {
+        assert_non_null(hk_pool_malloc(pool, 40));
+    }
+    assert_null(hk_pool_malloc(pool, 40));
+    assert_walk_matches(hk_pool_heap(pool));
+}
+
+#if HK_HARDENING >= 1
+static void pool_init_misuse_is_reported(void **state)
+{
+    hk_pool_t *pool = hk_pool_init(backing_mem, 4096, 32, NULL);
+    hk_pool_t *other = hk_pool_init(set_mem, sizeof(set_mem), 32, NULL);
+    hk_heap_t *heap;
+    error_log_t log;
+    unsigned char local[64];
+    unsigned char *a;
+    unsigned char *b;
+    unsigned char *o;
+    (void)state;
+    assert_non_null(pool);
+    assert_non_null(other);
+    heap = hk_pool_heap(pool);
+    record_errors(heap, &log);
+    a = hk_pool_malloc(pool, 32);
+    b = hk_pool_malloc(pool, 32);
+    o = hk_pool_malloc(other, 32);
+    /* Through the direct calls, as a firmware that links only init, malloc and free makes them. */
+    hk_pool_free(pool, b);
+    hk_pool_free(pool, b);
+    expect_error(&log, 1, HK_ERR_DOUBLE_FREE, b);
+    hk_pool_free(pool, o);
+    expect_error(&log, 2, HK_ERR_FOREIGN_PTR, o);
+    hk_pool_free(pool, local);
+    expect_error(&log, 3, HK_ERR_FOREIGN_PTR, local);
+    hk_pool_free(pool, a + HK_ALIGN);
+    expect_error(&log, 4, HK_ERR_INTERIOR_PTR, a + HK_ALIGN);
+    a[-(int)HDR] ^= 0x20; /* the owner word */
+    hk_pool_free(pool, a);
+    expect_error(&log, 5, HK_ERR_CORRUPT, a);
+    a[-(int)HDR] ^= 0x20;
+    assert_int_equal(hk_pool_check(pool), 0);
+    /* And through the uniform handle. */
+    assert_misuse_harmless(heap, &log, b, HK_ERR_DOUBLE_FREE);
+    assert_misuse_harmless(heap, &log, o, HK_ERR_FOREIGN_PTR);
+    hk_pool_free(pool, a);
+    assert_int_equal(heap_stats(heap).used_blocks, 0);
+    assert_int_equal(heap_stats(heap).error_count, 11);
+    assert_int_equal(hk_pool_check(other), 0);
+}
+#endif
+
+static void pool_init_uniform_interface(void **state)
+{
+    hk_pool_t *pool = hk_pool_init(backing_mem, sizeof(backing_mem), 48, NULL);
+    hk_heap_t *heap;
+    unsigned char *p;
+    unsigned char *q;
+    (void)state;
+    assert_non_null(pool);
+    heap = hk_pool_heap(pool);
+    assert_ptr_equal((void *)heap, (void *)pool);
+    assert_string_equal(hk_name(heap), "pool");
+    p = hk_malloc(heap, 48);
+    assert_non_null(p);
+    assert_int_equal(hk_usable_size(heap, p), USABLE(48, 48));
+    assert_ptr_equal(hk_realloc(heap, p, 8), p);
+    assert_null(hk_malloc(heap, MAXREQ(48) + 1));
+    assert_int_equal(heap_stats(heap).fail_count, 1);
+    assert_true(hk_owns(heap, p));
+    assert_false(hk_owns(heap, pool));
+    q = hk_malloc(heap, 1);
+    assert_ptr_equal(q, p + STRIDE(48));
+    hk_free(heap, p);
+    assert_walk_matches(heap);
+    hk_free(heap, q);
+    assert_walk_matches(heap);
+    /* Nothing to give back: destroy only retires the pool (it would crash on a NULL backing). */
+    q = hk_pool_malloc(pool, 1);
+    hk_pool_destroy(pool);
+#if HK_HARDENING >= 1
+    assert_int_equal(hk_pool_release(q), HK_ERR_FOREIGN_PTR);
+#endif
+    assert_int_equal(hk_pool_check(pool), HK_CHECK_CONTROL);
 }
 
 #if HEAPKIT_TEST_THREADS
@@ -2107,6 +2326,13 @@ int main(void)
         cmocka_unit_test(pool_walk_shows_every_block),
         cmocka_unit_test(pool_uniform_interface),
         cmocka_unit_test(pool_destroy_returns_the_memory),
+        cmocka_unit_test(pool_init_rejects_bad_arguments),
+        cmocka_unit_test(pool_init_makes_as_many_blocks_as_fit),
+        cmocka_unit_test(pool_init_frees_and_reuses),
+#if HK_HARDENING >= 1
+        cmocka_unit_test(pool_init_misuse_is_reported),
+#endif
+        cmocka_unit_test(pool_init_uniform_interface),
 #if HEAPKIT_TEST_THREADS
         cmocka_unit_test(sync_attach_rejects_bad_hooks),
         cmocka_unit_test(sync_takes_the_semaphore_before_the_lock),
