@@ -291,9 +291,11 @@ int hk_bump_owns(const hk_bump_t *heap, const void *ptr);
 
 /* ---- include/heapkit/pool.h ---- */
 /*
- * pool: the fctma-pools seed's FCTMA. Pools of equal-sized blocks carved
- * from any backing allocator at creation, so alloc and free only pop and
- * push a free list. See src/pool.c and src/pool_lockfree.c.
+ * pool: the fctma-pools seed's FCTMA. Pools of equal-sized blocks laid out
+ * in an arena or carved from any backing allocator at creation, so alloc
+ * and free only pop and push a free list. See src/pool.c (one pool),
+ * src/poolset.c (sets), src/pool_sync.c (blocking allocation) and
+ * src/pool_lockfree.c; a program links only the ones it calls.
  *
  *   hk_pool_t     one pool (the seed's pool_s): a full heapkit allocator
  *                 that serves requests up to its block size. Each block
@@ -357,8 +359,9 @@ int hk_bump_owns(const hk_bump_t *heap, const void *ptr);
  *                 levels 2-3: HK_ALIGN more per block.
  * Per pool or set:
  *   hk_pool_t     156 bytes of control (88 of them the hk_heap_t that makes
- *                 the pool a heap in its own right) plus the backing
- *                 allocator's overhead for that one allocation (bump: 8).
+ *                 the pool a heap in its own right); hk_pool_create
+ *                 adds the backing allocator's overhead for that one
+ *                 allocation (bump: 8).
  *   hk_poolset_t  its pools, 492 bytes of set control (a pool pointer per
  *                 possible class and the 32-entry size table) and the
  *                 bump's 104.
@@ -394,13 +397,26 @@ typedef struct hk_pool_sync {
 #define HK_POOL_WAIT_FOREVER 0xFFFFFFFFu
 
 /*
+ * Place the pool at the start of arena and fill the rest with as many blocks
+ * of at least block_size bytes as fit. HK_EINVAL for a NULL arena,
+ * block_size 0 or so large that a block's size overflows; HK_ETOOSMALL
+ * when not one block fits. Links no backing allocator.
+ */
+hk_pool_t *hk_pool_init(void *arena, size_t size, size_t block_size, hk_status_t *status);
+/*
  * Carve a pool of max_blocks blocks of at least block_size bytes from
- * backing with one hk_malloc(): the pool struct, then the blocks. NULL if
- * block_size or max_blocks is 0, backing is NULL, or backing cannot supply
- * the memory. The pool's misuse reports and lock hooks are its own heap's.
+ * backing with one hk_malloc(): the pool struct, then the blocks, laid out
+ * as hk_pool_init() lays out its arena. NULL if block_size or max_blocks is
+ * 0, backing is NULL, or backing cannot supply the memory. The pool's
+ * misuse reports and lock hooks are its own heap's.
  */
 hk_pool_t *hk_pool_create(hk_heap_t *backing, size_t block_size, size_t max_blocks);
-/* Give a pool from hk_pool_create back to its backing. Pools of a set are left alone. */
+/*
+ * Retire a pool: a stale hk_pool_release() then finds no pool. A pool from
+ * hk_pool_create goes back to its backing; one from hk_pool_init has
+ * nothing to give back (its arena is the caller's again). Pools of a set
+ * are left alone.
+ */
 void hk_pool_destroy(hk_pool_t *pool);
 hk_heap_t *hk_pool_heap(hk_pool_t *pool);
 /*

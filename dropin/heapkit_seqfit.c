@@ -1007,7 +1007,9 @@ HK_INTERNAL hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *
  * handed out: damage is reported and the damaged part of the list dropped.
  *
  * The fits-cse3320 seed's counters (reuses, grows, splits, coalesces, free
- * blocks, bytes requested, max heap) are kept in hk_seqfit_counters_t.
+ * blocks, bytes requested, max heap: hk_seqfit_counters_t) are kept only
+ * with HK_SEQFIT_PAPER_COUNTERS (seqfit.h); splits, coalesces and free
+ * blocks are hk_stats_t's, the rest is counted for the paper alone.
  */
 
 struct hk_seqfit {
@@ -1017,10 +1019,12 @@ struct hk_seqfit {
     hk_tag_t *head;  /* free blocks below the top, by address */
     hk_tag_t *rover; /* next fit: where the last search stopped */
     hk_tag_t *top;   /* free block ending at the sentinel, or NULL */
+#if HK_SEQFIT_PAPER_COUNTERS
     size_t reuses;
     size_t grows;
     size_t requested_total;
     size_t max_heap;
+#endif
 };
 
 static hk_tag_t *next_free(const hk_tag_t *b) { return hk_tag_links(b)->next; }
@@ -1172,6 +1176,7 @@ static void file(hk_seqfit_t *s, hk_tag_t *b)
     }
 }
 
+#if HK_SEQFIT_PAPER_COUNTERS
 static void note_top(hk_seqfit_t *s)
 {
     const hk_tag_t *top = (s->top != NULL) ? s->top : s->span.sentinel;
@@ -1180,6 +1185,7 @@ static void note_top(hk_seqfit_t *s)
         s->max_heap = used;
     }
 }
+#endif
 
 /* Turn free block b (the top, or on the list) into a used block of `size` gross bytes. */
 static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested)
@@ -1208,19 +1214,21 @@ static void *hand_out(hk_seqfit_t *s, hk_tag_t *b, size_t size, size_t requested
     } else {
         b->size_used |= 1u;
     }
-    if (from_top) {
-        s->grows++;
-    } else {
-        s->reuses++;
-    }
     hk_tag_arm_canary(b, requested);
 #if HK_CANARIES
     s->heap.stats.used_requested += requested;
 #endif
     s->heap.stats.alloc_count++;
     hk_note_low(&s->heap.stats);
+#if HK_SEQFIT_PAPER_COUNTERS
+    if (from_top) {
+        s->grows++;
+    } else {
+        s->reuses++;
+    }
     s->requested_total += requested;
     note_top(s);
+#endif
     return hk_tag_payload(b);
 }
 
@@ -1334,7 +1342,9 @@ void *hk_seqfit_resize(hk_seqfit_t *s, void *ptr, size_t size)
     if (b == NULL || !hk_tag_resize(&s->heap, &s->span, &seqfit_lists, b, size)) {
         return NULL;
     }
+#if HK_SEQFIT_PAPER_COUNTERS
     note_top(s);
+#endif
     return ptr;
 }
 
@@ -1362,6 +1372,7 @@ void hk_seqfit_get_stats(hk_seqfit_t *s, hk_stats_t *out)
     }
 }
 
+#if HK_SEQFIT_PAPER_COUNTERS
 void hk_seqfit_get_counters(const hk_seqfit_t *s, hk_seqfit_counters_t *out)
 {
     out->reuses = s->reuses;
@@ -1372,6 +1383,7 @@ void hk_seqfit_get_counters(const hk_seqfit_t *s, hk_seqfit_counters_t *out)
     out->requested = s->requested_total;
     out->max_heap = s->max_heap;
 }
+#endif
 
 void hk_seqfit_walk(hk_seqfit_t *s, hk_walk_fn visit, void *ctx) { hk_tag_walk(&s->span, visit, ctx); }
 
@@ -1454,10 +1466,12 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
     s->rover = NULL;
     s->top = s->span.first;
     s->heap.stats.free_blocks = 1;
+#if HK_SEQFIT_PAPER_COUNTERS
     s->reuses = 0;
     s->grows = 0;
     s->requested_total = 0;
     s->max_heap = 0;
+#endif
     hk_init_status(status, HK_OK);
     return s;
 }

@@ -38,9 +38,11 @@ from pathlib import Path
 # following the sources' #include "..." lines.
 DROPINS: dict[str, tuple[list[str], list[str]]] = {
     "tlsf": (["tlsf.h"], ["tagged.c", "tlsf.c"]),
-    # A pool set places a bump allocator on its arena, and test and user code
-    # back single pools with one: the pool drop-in holds the bump allocator.
-    "pool": (["bump.h", "pool.h"], ["bump.c", "pool.c"]),
+    # The pool family: a lone pool (hk_pool_init), its blocking layer, and the
+    # pool set, which places a bump allocator on its arena, so the pool drop-in
+    # holds bump too. A firmware that calls hk_pool_init, malloc and free
+    # links the lone pool's paths alone (--gc-sections).
+    "pool": (["bump.h", "pool.h"], ["bump.c", "pool.c", "pool_sync.c", "poolset.c"]),
     "lfpool": (["pool.h"], ["pool_lockfree.c"]),
     "buddy": (["buddy.h"], ["buddy.c"]),
     "seqfit": (["seqfit.h"], ["tagged.c", "seqfit.c"]),
