@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import difflib
 import os
 import re
 import shutil
@@ -62,6 +61,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+
+import readme_blocks  # noqa: E402
+
 README = REPO / "README.md"
 POOL_HEADER = REPO / "include" / "heapkit" / "pool.h"
 ARENA = 64 * 1024
@@ -69,7 +72,6 @@ OPTS = ("-Os", "-O2")
 LEVELS = (0, 1, 2)
 COMMON = ("-ffunction-sections", "-fdata-sections", "-DNDEBUG")
 LINK = ("-Wl,--gc-sections", "-nostartfiles", "-Wl,-e,main")
-BLOCK = re.compile(r"(<!-- flash_table: (\w[\w-]*) -->\n)(.*?)(<!-- /flash_table -->)", re.S)
 DASH = "–"
 
 
@@ -424,14 +426,6 @@ def breakdown(symbols: list[tuple[int, int, str, str]], baseline: list[tuple[int
                     (rest, "unnamed: alignment padding and routines without a symbol size")]
 
 
-def render_readme(text: str, block: str) -> str:
-    names = [m.group(2) for m in BLOCK.finditer(text)]
-    if names != ["sizes"]:
-        raise FlashError("README.md must hold exactly one <!-- flash_table: sizes --> ... "
-                         f"<!-- /flash_table --> block (found: {', '.join(names) or 'none'})")
-    return BLOCK.sub(lambda m: m.group(1) + block + m.group(4), text)
-
-
 # --------------------------------------------------------------------------
 # Command line
 
@@ -464,22 +458,11 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(block)
             return 0
         text = README.read_text(encoding="utf-8")
-        new = render_readme(text, block)
-    except (FlashError, OSError) as e:
+        new = readme_blocks.render(text, "flash_table", {"sizes": block})
+    except (FlashError, readme_blocks.BlockError, OSError) as e:
         print(f"flash_table.py: {e}", file=sys.stderr)
         return 2
-    if args.write:
-        README.write_text(new, encoding="utf-8")
-        print("flash_table.py: README.md's flash table regenerated", file=sys.stderr)
-        return 0
-    if new != text:
-        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                                   "README.md", "README.md (fresh build)"))
-        print("flash_table.py: README.md's flash table differs from a fresh build: "
-              "run tools/flash_table.py --write", file=sys.stderr)
-        return 1
-    print("flash_table.py: README.md's flash table matches a fresh build", file=sys.stderr)
-    return 0
+    return readme_blocks.finish(README, text, new, args.write, "flash_table.py", "flash table", "a fresh build")
 
 
 def show_breakdown(args: argparse.Namespace, progs: list[Program]) -> int:

@@ -33,7 +33,6 @@ one line on stderr.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import math
 import re
@@ -47,6 +46,7 @@ sys.path.insert(0, str(REPO / "lab"))
 sys.path.insert(0, str(REPO / "tools"))
 
 import hotpath_table  # noqa: E402
+import readme_blocks  # noqa: E402
 from heapkit import target  # noqa: E402
 from heapkit.errors import HeapkitError  # noqa: E402
 
@@ -63,7 +63,7 @@ PEERS = ("o1heap", "tlsf-conte", "freertos-heap4")
 # serve one size, poolset nothing above 1 KiB; bump never reuses).
 SIZE_ALLOCS = ("tlsf", "buddy", "buddy-lazy", "seqfit-best", "dmm-net", "o1heap", "tlsf-conte",
                "freertos-heap4")
-BLOCK = re.compile(r"(<!-- readme_tables: (\w[\w-]*) -->\n)(.*?)(<!-- /readme_tables -->)", re.S)
+BLOCK = readme_blocks.pattern("readme_tables")
 
 
 def measure_costs(jobs: int) -> dict[str, dict]:
@@ -163,22 +163,6 @@ def levels_block(docs: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(text: str, blocks: dict[str, str]) -> str:
-    seen = set()
-
-    def fill(m: re.Match) -> str:
-        name = m.group(2)
-        if name not in blocks:
-            raise HeapkitError(f"README.md: unknown generated block {name!r} (have: {', '.join(blocks)})")
-        seen.add(name)
-        return m.group(1) + blocks[name] + m.group(4)
-
-    out = BLOCK.sub(fill, text)
-    if missing := set(blocks) - seen:
-        raise HeapkitError(f"README.md: no block for {', '.join(sorted(missing))}")
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Regenerate or check the README's measured tables.")
     mode = ap.add_mutually_exclusive_group()
@@ -201,27 +185,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             docs = measure_costs(args.jobs)
         text = README.read_text(encoding="utf-8")   # read after the long run: edits meanwhile stay
-        new = render(text, {"summary": summary_block(docs, size_doc), "levels": levels_block(docs)})
+        new = readme_blocks.render(text, "readme_tables", {"summary": summary_block(docs, size_doc), "levels": levels_block(docs)})
         if args.save:
             out = Path(args.save)
             out.mkdir(parents=True, exist_ok=True)
             (out / "target.json").write_text(json.dumps(docs) + "\n")
             (out / "size.json").write_text(json.dumps(size_doc) + "\n")
-    except (HeapkitError, OSError, ValueError) as e:
+    except (HeapkitError, readme_blocks.BlockError, OSError, ValueError) as e:
         print(f"readme_tables.py: {e}", file=sys.stderr)
         return 2
-    if args.write:
-        README.write_text(new, encoding="utf-8")
-        print("readme_tables.py: README.md regenerated", file=sys.stderr)
-        return 0
-    if new != text:
-        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                                   "README.md", "README.md (fresh run)"))
-        print("readme_tables.py: README.md's tables differ from a fresh run: "
-              "run tools/readme_tables.py --write", file=sys.stderr)
-        return 1
-    print("readme_tables.py: README.md's tables match a fresh run", file=sys.stderr)
-    return 0
+    return readme_blocks.finish(README, text, new, args.write, "readme_tables.py", "tables", "a fresh run")
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def test_write_then_check(tool, readme, capsys):
 def test_a_missing_block_is_an_error(tool, readme, capsys):
     readme.write_text("<!-- readme_tables: summary -->\n<!-- /readme_tables -->\n")
     assert tool.main(["--check"]) == 2
-    assert "no block for levels" in capsys.readouterr().err
+    assert "<!-- readme_tables: levels -->" in capsys.readouterr().err
 
 
 def test_the_readme_has_every_block(tool):
