@@ -506,14 +506,6 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 #define HK_LFPOOL_PREEMPT(pool) ((void)(pool))
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define LF_SLOW_PATH __attribute__((noinline, cold))
-#define LF_HOT_PATH __attribute__((always_inline))
-#else
-#define LF_SLOW_PATH
-#define LF_HOT_PATH
-#endif
-
 HK_STATIC_ASSERT(HK_LFPOOL_MAX_BLOCKS <= LF_LOW, an_index_plus_one_fits_the_low_half);
 HK_STATIC_ASSERT(((HK_LFPOOL_MAX_BLOCK_SIZE + HK_ALIGN - 1u) & ~(HK_ALIGN - 1u)) + LF_CANARY_ROOM <= LF_LOW,
                  the_slack_fits_the_low_half);
@@ -688,7 +680,7 @@ static void quarantine(hk_lfpool_t *pool, uint32_t index)
  */
 #define LF_DAMAGED 0xFFFFFFFFu
 
-static inline LF_HOT_PATH uint32_t pop(hk_lfpool_t *pool, uint32_t *seen)
+HK_HOT uint32_t pop(hk_lfpool_t *pool, uint32_t *seen)
 {
     uint32_t head;
     uint32_t e;
@@ -711,7 +703,7 @@ static inline LF_HOT_PATH uint32_t pop(hk_lfpool_t *pool, uint32_t *seen)
 }
 
 /* Hand out block e - 1, just popped, for a request of size bytes. */
-static inline LF_HOT_PATH void *grant(hk_lfpool_t *pool, uint32_t e, size_t size)
+HK_HOT void *grant(hk_lfpool_t *pool, uint32_t e, size_t size)
 {
     unsigned char *p = (unsigned char *)(pool->blocks_m + e * pool->stride);
     if (HK_CANARIES) {
@@ -727,7 +719,7 @@ static inline LF_HOT_PATH void *grant(hk_lfpool_t *pool, uint32_t e, size_t size
  * loop, not a retry by recursion: each turn takes a damaged list or a
  * written block out of service, or finds the head moved by another context.
  */
-static LF_SLOW_PATH void *malloc_slow(hk_lfpool_t *pool, size_t size)
+HK_COLD void *malloc_slow(hk_lfpool_t *pool, size_t size)
 {
     for (;;) {
         uint32_t seen = 0;
@@ -805,7 +797,7 @@ static void push(hk_lfpool_t *pool, uint32_t index)
 }
 
 /* The general path of free: NULL, misuse (reported), level 2. */
-static LF_SLOW_PATH void free_slow(hk_lfpool_t *pool, void *ptr)
+HK_COLD void free_slow(hk_lfpool_t *pool, void *ptr)
 {
     uint32_t index;
     uint32_t word;
