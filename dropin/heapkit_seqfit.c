@@ -920,7 +920,8 @@ HK_INTERNAL void hk_tag_walk(const hk_tag_span_t *span, hk_walk_fn visit, void *
         info.usable = hk_tag_used(b) ? hk_tag_usable_size(b) : hk_tag_usable(b);
         info.used = hk_tag_used(b);
         visit(ctx, &info);
-        if (info.size == 0) {
+        /* A damaged size ends the walk: on a 32-bit target a 31-bit unit count can wrap past the span's end. */
+        if (info.size == 0 || info.size > (size_t)((uintptr_t)span->sentinel - (uintptr_t)b)) {
             break;
         }
     }
