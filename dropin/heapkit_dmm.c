@@ -587,12 +587,13 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
 }
 
 /*
- * Lay out a span inside [mem, mem + size): one free block covering it and
- * the sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
+ * Lay out a span inside [lo, end) (lo <= end, the end clamped to the
+ * address space as hk_arena_end does): one free block covering it and the
+ * sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
  * block would be larger than max_span (the allocator's limit, at most
  * HK_TAG_MAX_BLOCK): the whole arena is used or none of it.
  */
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span);
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span);
 
 /* The bytes of a span's blocks: its capacity. */
 static inline size_t hk_tag_span_bytes(const hk_tag_span_t *span)
@@ -755,11 +756,10 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 /* ---- src/tagged.c ---- */
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span)
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span)
 {
-    uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
-    uintptr_t sentinel = hk_align_down_uptr(lo + hk_arena_room(lo, size), HK_ALIGN) - HK_TAG_HDR;
+    uintptr_t sentinel = hk_align_down_uptr(end, HK_ALIGN) - HK_TAG_HDR;
     size_t span_size;
 
     HK_ASSERT(max_span <= HK_TAG_MAX_BLOCK);
@@ -781,17 +781,12 @@ HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t 
 
 #if HK_CHECKS
 /*
- * Error path only: walk the chain to the block holding t. A pointer into a
- * used block is interior; one at or into a free block was freed already
- * (a block merged into its neighbour leaves its old tag inside); a chain
- * that breaks before reaching t is damage.
- */
-/*
- * A block whose left neighbour agrees with it, but whose right neighbour's
- * left field does not: an overflow out of this block lands there first, so
- * it is that copy that is wrong, as long as the right neighbour is a sound
- * block on its own right side (else this block's size itself may be what
- * changed, and nothing is written). Mends the copy; 0 if it may not.
+ * A used block whose left neighbour agrees with it but whose right
+ * neighbour's left field may not: an overflow out of this block lands there
+ * first, so it is that copy that is wrong, as long as the right neighbour is
+ * a sound block on its own right side (else this block's size itself may be
+ * what changed, and nothing is written). Mends the copy (where it agrees
+ * already, it is written unchanged); 0 if it may not.
  */
 static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
 {
@@ -805,6 +800,12 @@ static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
     return 1;
 }
 
+/*
+ * Error path only: walk the chain to the block holding t. A pointer into a
+ * used block is interior; one at or into a free block was freed already
+ * (a block merged into its neighbour leaves its old tag inside); a chain
+ * that breaks before reaching t is damage.
+ */
 static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
 {
     const hk_tag_t *b = span->first;
@@ -818,6 +819,11 @@ static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
     return HK_ERR_CORRUPT;
 }
 
+/*
+ * A used block that reaches the mending test failed lookup on its right
+ * side or (level 2) its canary: either way it is damage, whether the copy
+ * needed mending or not.
+ */
 HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
 {
     hk_tag_t *t = hk_tag_of(ptr);
@@ -826,8 +832,7 @@ HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, 
         error = HK_ERR_FOREIGN_PTR;
     } else if ((uintptr_t)ptr % HK_ALIGN != 0) {
         error = HK_ERR_INTERIOR_PTR;
-    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && !hk_tag_right_sound(span, t) &&
-               mend_right(span, t)) {
+    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && mend_right(span, t)) {
         hk_report(heap, HK_ERR_CORRUPT, ptr);
         return hk_tag_canary_intact(t) ? t : NULL;
     } else {
@@ -1961,8 +1966,7 @@ hk_dmm_t *hk_dmm_init(void *arena, size_t size, const hk_dmm_config_t *cfg, hk_s
         return hk_init_status(status, HK_ETOOSMALL);
     }
     d = (hk_dmm_t *)base;
-    rc = hk_tag_span_init(&d->span, (void *)(base + sizeof(hk_dmm_t)), (size_t)(end - base - sizeof(hk_dmm_t)),
-                          HK_TAG_MAX_BLOCK);
+    rc = hk_tag_span_init(&d->span, base + sizeof(hk_dmm_t), end, HK_TAG_MAX_BLOCK);
     if (rc != HK_OK) {
         return hk_init_status(status, rc);
     }

@@ -587,12 +587,13 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
 }
 
 /*
- * Lay out a span inside [mem, mem + size): one free block covering it and
- * the sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
+ * Lay out a span inside [lo, end) (lo <= end, the end clamped to the
+ * address space as hk_arena_end does): one free block covering it and the
+ * sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
  * block would be larger than max_span (the allocator's limit, at most
  * HK_TAG_MAX_BLOCK): the whole arena is used or none of it.
  */
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span);
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span);
 
 /* The bytes of a span's blocks: its capacity. */
 static inline size_t hk_tag_span_bytes(const hk_tag_span_t *span)
@@ -755,11 +756,10 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 /* ---- src/tagged.c ---- */
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span)
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span)
 {
-    uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
-    uintptr_t sentinel = hk_align_down_uptr(lo + hk_arena_room(lo, size), HK_ALIGN) - HK_TAG_HDR;
+    uintptr_t sentinel = hk_align_down_uptr(end, HK_ALIGN) - HK_TAG_HDR;
     size_t span_size;
 
     HK_ASSERT(max_span <= HK_TAG_MAX_BLOCK);
@@ -781,17 +781,12 @@ HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t 
 
 #if HK_CHECKS
 /*
- * Error path only: walk the chain to the block holding t. A pointer into a
- * used block is interior; one at or into a free block was freed already
- * (a block merged into its neighbour leaves its old tag inside); a chain
- * that breaks before reaching t is damage.
- */
-/*
- * A block whose left neighbour agrees with it, but whose right neighbour's
- * left field does not: an overflow out of this block lands there first, so
- * it is that copy that is wrong, as long as the right neighbour is a sound
- * block on its own right side (else this block's size itself may be what
- * changed, and nothing is written). Mends the copy; 0 if it may not.
+ * A used block whose left neighbour agrees with it but whose right
+ * neighbour's left field may not: an overflow out of this block lands there
+ * first, so it is that copy that is wrong, as long as the right neighbour is
+ * a sound block on its own right side (else this block's size itself may be
+ * what changed, and nothing is written). Mends the copy (where it agrees
+ * already, it is written unchanged); 0 if it may not.
  */
 static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
 {
@@ -805,6 +800,12 @@ static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
     return 1;
 }
 
+/*
+ * Error path only: walk the chain to the block holding t. A pointer into a
+ * used block is interior; one at or into a free block was freed already
+ * (a block merged into its neighbour leaves its old tag inside); a chain
+ * that breaks before reaching t is damage.
+ */
 static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
 {
     const hk_tag_t *b = span->first;
@@ -818,6 +819,11 @@ static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
     return HK_ERR_CORRUPT;
 }
 
+/*
+ * A used block that reaches the mending test failed lookup on its right
+ * side or (level 2) its canary: either way it is damage, whether the copy
+ * needed mending or not.
+ */
 HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
 {
     hk_tag_t *t = hk_tag_of(ptr);
@@ -826,8 +832,7 @@ HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, 
         error = HK_ERR_FOREIGN_PTR;
     } else if ((uintptr_t)ptr % HK_ALIGN != 0) {
         error = HK_ERR_INTERIOR_PTR;
-    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && !hk_tag_right_sound(span, t) &&
-               mend_right(span, t)) {
+    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && mend_right(span, t)) {
         hk_report(heap, HK_ERR_CORRUPT, ptr);
         return hk_tag_canary_intact(t) ? t : NULL;
     } else {
@@ -1069,8 +1074,6 @@ static void list_insert(hk_seqfit_t *s, hk_tag_t *b)
         next = step(s, next);
     }
     link_between(s, b, prev, next);
-    s->heap.stats.free_blocks++;
-    s->heap.stats.free_bytes += hk_tag_size(b);
 }
 
 static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
@@ -1087,8 +1090,6 @@ static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
     if (s->rover == b) {
         s->rover = links->next;
     }
-    s->heap.stats.free_blocks--;
-    s->heap.stats.free_bytes -= hk_tag_size(b);
 }
 
 static hk_tag_t *search(hk_seqfit_t *s, size_t size)
@@ -1149,19 +1150,23 @@ static int links_sound(const hk_seqfit_t *s, const hk_tag_t *b)
             (links->prev != NULL ? hk_tag_links(links->prev)->next == b : s->head == b));
 }
 
-/* Take free block b off the list, or out of the top; 0 (reported, left alone) if its links are damaged. */
+/*
+ * Take free block b off the list, or out of the top; 0 (reported, left
+ * alone) if its links are damaged. A block counts as free while it is
+ * filed: detach and file keep the counters, the list operations do not.
+ */
 static int detach(hk_seqfit_t *s, hk_tag_t *b)
 {
     if (b == s->top) {
         s->top = NULL;
-        s->heap.stats.free_blocks--;
-        s->heap.stats.free_bytes -= hk_tag_size(b);
     } else if (links_sound(s, b)) {
         list_remove(s, b);
     } else {
         hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
         return 0;
     }
+    s->heap.stats.free_blocks--;
+    s->heap.stats.free_bytes -= hk_tag_size(b);
     return 1;
 }
 
@@ -1170,11 +1175,11 @@ static void file(hk_seqfit_t *s, hk_tag_t *b)
 {
     if (hk_tag_next(b) == s->span.sentinel) {
         s->top = b;
-        s->heap.stats.free_blocks++;
-        s->heap.stats.free_bytes += hk_tag_size(b);
     } else {
         list_insert(s, b);
     }
+    s->heap.stats.free_blocks++;
+    s->heap.stats.free_bytes += hk_tag_size(b);
 }
 
 #if HK_SEQFIT_PAPER_COUNTERS
@@ -1246,11 +1251,11 @@ static int fit_sound(hk_seqfit_t *s, hk_tag_t *b)
     hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
     if (b == s->top) {
         s->top = NULL;
-    } else if (links_sound(s, b)) {
-        list_remove(s, b);
-    } else {
+    } else if (!links_sound(s, b)) {
         s->head = NULL; /* the list cannot be walked past b: drop it whole */
         s->rover = NULL;
+    } else {
+        detach(s, b); /* its links hold: no second report */
     }
     return 0;
 }
@@ -1311,7 +1316,7 @@ void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
         hk_tag_write(front, gap, 0);
         hk_tag_write(b, whole - gap, 0);
         hk_tag_poison(front);
-        list_insert(s, front);
+        file(s, front); /* b follows it: it goes on the list */
         file(s, b);
         s->heap.stats.split_count++;
     }
@@ -1455,8 +1460,7 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
         return hk_init_status(status, HK_ETOOSMALL);
     }
     s = (hk_seqfit_t *)base;
-    rc = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)), (size_t)(end - base - sizeof(hk_seqfit_t)),
-                          HK_TAG_MAX_BLOCK);
+    rc = hk_tag_span_init(&s->span, base + sizeof(hk_seqfit_t), end, HK_TAG_MAX_BLOCK);
     if (rc != HK_OK) {
         return hk_init_status(status, rc);
     }

@@ -587,12 +587,13 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
 }
 
 /*
- * Lay out a span inside [mem, mem + size): one free block covering it and
- * the sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
+ * Lay out a span inside [lo, end) (lo <= end, the end clamped to the
+ * address space as hk_arena_end does): one free block covering it and the
+ * sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
  * block would be larger than max_span (the allocator's limit, at most
  * HK_TAG_MAX_BLOCK): the whole arena is used or none of it.
  */
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span);
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span);
 
 /* The bytes of a span's blocks: its capacity. */
 static inline size_t hk_tag_span_bytes(const hk_tag_span_t *span)
@@ -755,11 +756,10 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 /* ---- src/tagged.c ---- */
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span)
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span)
 {
-    uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
-    uintptr_t sentinel = hk_align_down_uptr(lo + hk_arena_room(lo, size), HK_ALIGN) - HK_TAG_HDR;
+    uintptr_t sentinel = hk_align_down_uptr(end, HK_ALIGN) - HK_TAG_HDR;
     size_t span_size;
 
     HK_ASSERT(max_span <= HK_TAG_MAX_BLOCK);
@@ -781,17 +781,12 @@ HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t 
 
 #if HK_CHECKS
 /*
- * Error path only: walk the chain to the block holding t. A pointer into a
- * used block is interior; one at or into a free block was freed already
- * (a block merged into its neighbour leaves its old tag inside); a chain
- * that breaks before reaching t is damage.
- */
-/*
- * A block whose left neighbour agrees with it, but whose right neighbour's
- * left field does not: an overflow out of this block lands there first, so
- * it is that copy that is wrong, as long as the right neighbour is a sound
- * block on its own right side (else this block's size itself may be what
- * changed, and nothing is written). Mends the copy; 0 if it may not.
+ * A used block whose left neighbour agrees with it but whose right
+ * neighbour's left field may not: an overflow out of this block lands there
+ * first, so it is that copy that is wrong, as long as the right neighbour is
+ * a sound block on its own right side (else this block's size itself may be
+ * what changed, and nothing is written). Mends the copy (where it agrees
+ * already, it is written unchanged); 0 if it may not.
  */
 static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
 {
@@ -805,6 +800,12 @@ static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
     return 1;
 }
 
+/*
+ * Error path only: walk the chain to the block holding t. A pointer into a
+ * used block is interior; one at or into a free block was freed already
+ * (a block merged into its neighbour leaves its old tag inside); a chain
+ * that breaks before reaching t is damage.
+ */
 static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
 {
     const hk_tag_t *b = span->first;
@@ -818,6 +819,11 @@ static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
     return HK_ERR_CORRUPT;
 }
 
+/*
+ * A used block that reaches the mending test failed lookup on its right
+ * side or (level 2) its canary: either way it is damage, whether the copy
+ * needed mending or not.
+ */
 HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
 {
     hk_tag_t *t = hk_tag_of(ptr);
@@ -826,8 +832,7 @@ HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, 
         error = HK_ERR_FOREIGN_PTR;
     } else if ((uintptr_t)ptr % HK_ALIGN != 0) {
         error = HK_ERR_INTERIOR_PTR;
-    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && !hk_tag_right_sound(span, t) &&
-               mend_right(span, t)) {
+    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && mend_right(span, t)) {
         hk_report(heap, HK_ERR_CORRUPT, ptr);
         return hk_tag_canary_intact(t) ? t : NULL;
     } else {
@@ -1066,24 +1071,26 @@ struct hk_tlsf {
 
 HK_STATIC_ASSERT(FL_COUNT <= 32u, first_levels_fit_the_bitmap);
 
-/* A block size's list: the flat number (first level << SL | second level), and the size's step within it. */
-typedef struct list_pos {
-    unsigned ix;
-    uint32_t off; /* size - the first size of list ix: nonzero when a block on ix may be too small */
-} list_pos_t;
-
-HK_HOT list_pos_t list_pos(size_t size)
+/*
+ * A block size's list in two steps: the shift that takes a size of its
+ * first level to its second level, f - SL, then the flat list number (first
+ * level << SL | second level). pop_fit needs the shift itself (a size with
+ * bits below it is past its list's first size, so a block on that list may
+ * be too small); the other callers want only the number, and at -Os share
+ * one out-of-line list_of, a plain integer in and out.
+ */
+HK_HOT unsigned list_shift(size_t size)
 {
-    list_pos_t pos;
-    unsigned f = hk_fls32((uint32_t)size | (1u << SMALL_SHIFT));
-    unsigned shift = f - SL;
     HK_ASSERT(size < ((size_t)1 << SIZE_LOG2));
-    pos.ix = ((f - SMALL_SHIFT) << SL) + (unsigned)((uint32_t)size >> shift);
-    pos.off = (uint32_t)size & ((1u << shift) - 1u);
-    return pos;
+    return hk_fls32((uint32_t)size | (1u << SMALL_SHIFT)) - SL;
 }
 
-HK_HOT unsigned list_of(size_t size) { return list_pos(size).ix; }
+HK_HOT unsigned list_at(size_t size, unsigned shift)
+{
+    return ((shift - ALIGN_LOG2) << SL) + (unsigned)((uint32_t)size >> shift);
+}
+
+HK_HOT unsigned list_of(size_t size) { return list_at(size, list_shift(size)); }
 
 #if HK_CHECKS
 /* Whether off, a distance into the span, is a multiple of HK_ALIGN inside it: one compare. */
@@ -1168,24 +1175,21 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
     hk_tag_t *next = links->next;
     hk_tag_t *prev = links->prev;
     unsigned ix = list_of(hk_tag_size(b));
+    /* What points at b from the front: its predecessor's link, or its list's head. */
+    hk_tag_t **front = (prev != NULL) ? &hk_tag_links(prev)->next : &t->heads[ix];
     HK_ASSERT(!hk_tag_used(b));
 #if HK_CHECKS
-    if (!link_placed(t, next) || !link_placed(t, prev) || (next != NULL && hk_tag_links(next)->prev != b) ||
-        (prev != NULL ? hk_tag_links(prev)->next != b : t->heads[ix] != b)) {
+    if (!link_placed(t, next) || !link_placed(t, prev) || *front != b ||
+        (next != NULL && hk_tag_links(next)->prev != b)) {
         hk_report(&t->heap, HK_ERR_CORRUPT, links);
         return 0;
     }
 #endif
+    *front = next;
     if (next != NULL) {
         hk_tag_links(next)->prev = prev;
-    }
-    if (prev != NULL) {
-        hk_tag_links(prev)->next = next;
-    } else {
-        t->heads[ix] = next;
-        if (next == NULL) {
-            clear_list_bit(t, ix);
-        }
+    } else if (prev == NULL) {
+        clear_list_bit(t, ix);
     }
     return 1;
 }
@@ -1291,14 +1295,12 @@ HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
  */
 HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
 {
-    list_pos_t pos;
-    unsigned ix;
+    unsigned shift = list_shift(gross);
+    unsigned ix = list_at(gross, shift);
     hk_tag_t *b;
     HK_ASSERT(gross >= HK_TAG_MIN_BLOCK && gross <= t->span_bytes);
-    pos = list_pos(gross);
-    ix = pos.ix;
-    if (pos.off != 0) {
-        /* The head of the request's own list saves the rounding waste when it happens to fit. */
+    if (((uint32_t)gross & ((1u << shift) - 1u)) != 0) {
+        /* A block on ix may be too small: its head saves the rounding waste when it happens to fit. */
         b = t->heads[ix];
         if (b == NULL || hk_tag_size(b) < gross) {
             ix++;
@@ -1574,7 +1576,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
             lists = ((list_of((size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN) >> SL) + 1u) << SL;
             blocks = (uintptr_t)(t->heads + lists);
             if (blocks <= end) {
-                rc = hk_tag_span_init(&span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
+                rc = hk_tag_span_init(&span, blocks, end, MAX_SPAN);
             }
         }
     }

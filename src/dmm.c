@@ -987,8 +987,7 @@ hk_dmm_t *hk_dmm_init(void *arena, size_t size, const hk_dmm_config_t *cfg, hk_s
         return hk_init_status(status, HK_ETOOSMALL);
     }
     d = (hk_dmm_t *)base;
-    rc = hk_tag_span_init(&d->span, (void *)(base + sizeof(hk_dmm_t)), (size_t)(end - base - sizeof(hk_dmm_t)),
-                          HK_TAG_MAX_BLOCK);
+    rc = hk_tag_span_init(&d->span, base + sizeof(hk_dmm_t), end, HK_TAG_MAX_BLOCK);
     if (rc != HK_OK) {
         return hk_init_status(status, rc);
     }

@@ -95,8 +95,6 @@ static void list_insert(hk_seqfit_t *s, hk_tag_t *b)
         next = step(s, next);
     }
     link_between(s, b, prev, next);
-    s->heap.stats.free_blocks++;
-    s->heap.stats.free_bytes += hk_tag_size(b);
 }
 
 static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
@@ -113,8 +111,6 @@ static void list_remove(hk_seqfit_t *s, hk_tag_t *b)
     if (s->rover == b) {
         s->rover = links->next;
     }
-    s->heap.stats.free_blocks--;
-    s->heap.stats.free_bytes -= hk_tag_size(b);
 }
 
 static hk_tag_t *search(hk_seqfit_t *s, size_t size)
@@ -175,19 +171,23 @@ static int links_sound(const hk_seqfit_t *s, const hk_tag_t *b)
             (links->prev != NULL ? hk_tag_links(links->prev)->next == b : s->head == b));
 }
 
-/* Take free block b off the list, or out of the top; 0 (reported, left alone) if its links are damaged. */
+/*
+ * Take free block b off the list, or out of the top; 0 (reported, left
+ * alone) if its links are damaged. A block counts as free while it is
+ * filed: detach and file keep the counters, the list operations do not.
+ */
 static int detach(hk_seqfit_t *s, hk_tag_t *b)
 {
     if (b == s->top) {
         s->top = NULL;
-        s->heap.stats.free_blocks--;
-        s->heap.stats.free_bytes -= hk_tag_size(b);
     } else if (links_sound(s, b)) {
         list_remove(s, b);
     } else {
         hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
         return 0;
     }
+    s->heap.stats.free_blocks--;
+    s->heap.stats.free_bytes -= hk_tag_size(b);
     return 1;
 }
 
@@ -196,11 +196,11 @@ static void file(hk_seqfit_t *s, hk_tag_t *b)
 {
     if (hk_tag_next(b) == s->span.sentinel) {
         s->top = b;
-        s->heap.stats.free_blocks++;
-        s->heap.stats.free_bytes += hk_tag_size(b);
     } else {
         list_insert(s, b);
     }
+    s->heap.stats.free_blocks++;
+    s->heap.stats.free_bytes += hk_tag_size(b);
 }
 
 #if HK_SEQFIT_PAPER_COUNTERS
@@ -272,11 +272,11 @@ static int fit_sound(hk_seqfit_t *s, hk_tag_t *b)
     hk_report(&s->heap, HK_ERR_CORRUPT, hk_tag_payload(b));
     if (b == s->top) {
         s->top = NULL;
-    } else if (links_sound(s, b)) {
-        list_remove(s, b);
-    } else {
+    } else if (!links_sound(s, b)) {
         s->head = NULL; /* the list cannot be walked past b: drop it whole */
         s->rover = NULL;
+    } else {
+        detach(s, b); /* its links hold: no second report */
     }
     return 0;
 }
@@ -337,7 +337,7 @@ void *hk_seqfit_aligned_alloc(hk_seqfit_t *s, size_t alignment, size_t size)
         hk_tag_write(front, gap, 0);
         hk_tag_write(b, whole - gap, 0);
         hk_tag_poison(front);
-        list_insert(s, front);
+        file(s, front); /* b follows it: it goes on the list */
         file(s, b);
         s->heap.stats.split_count++;
     }
@@ -481,8 +481,7 @@ hk_seqfit_t *hk_seqfit_init(void *arena, size_t size, hk_seqfit_policy_t policy,
         return hk_init_status(status, HK_ETOOSMALL);
     }
     s = (hk_seqfit_t *)base;
-    rc = hk_tag_span_init(&s->span, (void *)(base + sizeof(hk_seqfit_t)), (size_t)(end - base - sizeof(hk_seqfit_t)),
-                          HK_TAG_MAX_BLOCK);
+    rc = hk_tag_span_init(&s->span, base + sizeof(hk_seqfit_t), end, HK_TAG_MAX_BLOCK);
     if (rc != HK_OK) {
         return hk_init_status(status, rc);
     }

@@ -2,11 +2,10 @@
 /* Boundary-tagged blocks: span set-up, pointer lookup, merging, walk and check (see tagged.h). */
 #include "tagged.h"
 
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span)
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span)
 {
-    uintptr_t lo = (uintptr_t)mem;
     uintptr_t first = hk_align_up_uptr(lo + HK_TAG_HDR, HK_ALIGN) - HK_TAG_HDR;
-    uintptr_t sentinel = hk_align_down_uptr(lo + hk_arena_room(lo, size), HK_ALIGN) - HK_TAG_HDR;
+    uintptr_t sentinel = hk_align_down_uptr(end, HK_ALIGN) - HK_TAG_HDR;
     size_t span_size;
 
     HK_ASSERT(max_span <= HK_TAG_MAX_BLOCK);
@@ -28,17 +27,12 @@ HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t 
 
 #if HK_CHECKS
 /*
- * Error path only: walk the chain to the block holding t. A pointer into a
- * used block is interior; one at or into a free block was freed already
- * (a block merged into its neighbour leaves its old tag inside); a chain
- * that breaks before reaching t is damage.
- */
-/*
- * A block whose left neighbour agrees with it, but whose right neighbour's
- * left field does not: an overflow out of this block lands there first, so
- * it is that copy that is wrong, as long as the right neighbour is a sound
- * block on its own right side (else this block's size itself may be what
- * changed, and nothing is written). Mends the copy; 0 if it may not.
+ * A used block whose left neighbour agrees with it but whose right
+ * neighbour's left field may not: an overflow out of this block lands there
+ * first, so it is that copy that is wrong, as long as the right neighbour is
+ * a sound block on its own right side (else this block's size itself may be
+ * what changed, and nothing is written). Mends the copy (where it agrees
+ * already, it is written unchanged); 0 if it may not.
  */
 static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
 {
@@ -52,6 +46,12 @@ static int mend_right(const hk_tag_span_t *span, const hk_tag_t *t)
     return 1;
 }
 
+/*
+ * Error path only: walk the chain to the block holding t. A pointer into a
+ * used block is interior; one at or into a free block was freed already
+ * (a block merged into its neighbour leaves its old tag inside); a chain
+ * that breaks before reaching t is damage.
+ */
 static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
 {
     const hk_tag_t *b = span->first;
@@ -65,6 +65,11 @@ static hk_error_t classify(const hk_tag_span_t *span, const hk_tag_t *t)
     return HK_ERR_CORRUPT;
 }
 
+/*
+ * A used block that reaches the mending test failed lookup on its right
+ * side or (level 2) its canary: either way it is damage, whether the copy
+ * needed mending or not.
+ */
 HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, const void *ptr)
 {
     hk_tag_t *t = hk_tag_of(ptr);
@@ -73,8 +78,7 @@ HK_INTERNAL hk_tag_t *hk_tag_refuse(hk_heap_t *heap, const hk_tag_span_t *span, 
         error = HK_ERR_FOREIGN_PTR;
     } else if ((uintptr_t)ptr % HK_ALIGN != 0) {
         error = HK_ERR_INTERIOR_PTR;
-    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && !hk_tag_right_sound(span, t) &&
-               mend_right(span, t)) {
+    } else if (hk_tag_used(t) && hk_tag_left_sound(span, t) && mend_right(span, t)) {
         hk_report(heap, HK_ERR_CORRUPT, ptr);
         return hk_tag_canary_intact(t) ? t : NULL;
     } else {

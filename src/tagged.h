@@ -248,12 +248,13 @@ static inline int hk_tag_link_sound(const hk_tag_span_t *span, const hk_tag_t *t
 }
 
 /*
- * Lay out a span inside [mem, mem + size): one free block covering it and
- * the sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
+ * Lay out a span inside [lo, end) (lo <= end, the end clamped to the
+ * address space as hk_arena_end does): one free block covering it and the
+ * sentinel. HK_ETOOSMALL if not even one block fits, HK_ETOOBIG if the
  * block would be larger than max_span (the allocator's limit, at most
  * HK_TAG_MAX_BLOCK): the whole arena is used or none of it.
  */
-HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, void *mem, size_t size, size_t max_span);
+HK_INTERNAL hk_status_t hk_tag_span_init(hk_tag_span_t *span, uintptr_t lo, uintptr_t end, size_t max_span);
 
 /* The bytes of a span's blocks: its capacity. */
 static inline size_t hk_tag_span_bytes(const hk_tag_span_t *span)

@@ -92,24 +92,26 @@ struct hk_tlsf {
 
 HK_STATIC_ASSERT(FL_COUNT <= 32u, first_levels_fit_the_bitmap);
 
-/* A block size's list: the flat number (first level << SL | second level), and the size's step within it. */
-typedef struct list_pos {
-    unsigned ix;
-    uint32_t off; /* size - the first size of list ix: nonzero when a block on ix may be too small */
-} list_pos_t;
-
-HK_HOT list_pos_t list_pos(size_t size)
+/*
+ * A block size's list in two steps: the shift that takes a size of its
+ * first level to its second level, f - SL, then the flat list number (first
+ * level << SL | second level). pop_fit needs the shift itself (a size with
+ * bits below it is past its list's first size, so a block on that list may
+ * be too small); the other callers want only the number, and at -Os share
+ * one out-of-line list_of, a plain integer in and out.
+ */
+HK_HOT unsigned list_shift(size_t size)
 {
-    list_pos_t pos;
-    unsigned f = hk_fls32((uint32_t)size | (1u << SMALL_SHIFT));
-    unsigned shift = f - SL;
     HK_ASSERT(size < ((size_t)1 << SIZE_LOG2));
-    pos.ix = ((f - SMALL_SHIFT) << SL) + (unsigned)((uint32_t)size >> shift);
-    pos.off = (uint32_t)size & ((1u << shift) - 1u);
-    return pos;
+    return hk_fls32((uint32_t)size | (1u << SMALL_SHIFT)) - SL;
 }
 
-HK_HOT unsigned list_of(size_t size) { return list_pos(size).ix; }
+HK_HOT unsigned list_at(size_t size, unsigned shift)
+{
+    return ((shift - ALIGN_LOG2) << SL) + (unsigned)((uint32_t)size >> shift);
+}
+
+HK_HOT unsigned list_of(size_t size) { return list_at(size, list_shift(size)); }
 
 #if HK_CHECKS
 /* Whether off, a distance into the span, is a multiple of HK_ALIGN inside it: one compare. */
@@ -194,24 +196,21 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
     hk_tag_t *next = links->next;
     hk_tag_t *prev = links->prev;
     unsigned ix = list_of(hk_tag_size(b));
+    /* What points at b from the front: its predecessor's link, or its list's head. */
+    hk_tag_t **front = (prev != NULL) ? &hk_tag_links(prev)->next : &t->heads[ix];
     HK_ASSERT(!hk_tag_used(b));
 #if HK_CHECKS
-    if (!link_placed(t, next) || !link_placed(t, prev) || (next != NULL && hk_tag_links(next)->prev != b) ||
-        (prev != NULL ? hk_tag_links(prev)->next != b : t->heads[ix] != b)) {
+    if (!link_placed(t, next) || !link_placed(t, prev) || *front != b ||
+        (next != NULL && hk_tag_links(next)->prev != b)) {
         hk_report(&t->heap, HK_ERR_CORRUPT, links);
         return 0;
     }
 #endif
+    *front = next;
     if (next != NULL) {
         hk_tag_links(next)->prev = prev;
-    }
-    if (prev != NULL) {
-        hk_tag_links(prev)->next = next;
-    } else {
-        t->heads[ix] = next;
-        if (next == NULL) {
-            clear_list_bit(t, ix);
-        }
+    } else if (prev == NULL) {
+        clear_list_bit(t, ix);
     }
     return 1;
 }
@@ -317,14 +316,12 @@ HK_HOT unsigned find_list(const hk_tlsf_t *t, unsigned ix)
  */
 HK_HOT hk_tag_t *pop_fit(hk_tlsf_t *t, size_t gross)
 {
-    list_pos_t pos;
-    unsigned ix;
+    unsigned shift = list_shift(gross);
+    unsigned ix = list_at(gross, shift);
     hk_tag_t *b;
     HK_ASSERT(gross >= HK_TAG_MIN_BLOCK && gross <= t->span_bytes);
-    pos = list_pos(gross);
-    ix = pos.ix;
-    if (pos.off != 0) {
-        /* The head of the request's own list saves the rounding waste when it happens to fit. */
+    if (((uint32_t)gross & ((1u << shift) - 1u)) != 0) {
+        /* A block on ix may be too small: its head saves the rounding waste when it happens to fit. */
         b = t->heads[ix];
         if (b == NULL || hk_tag_size(b) < gross) {
             ix++;
@@ -600,7 +597,7 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
             lists = ((list_of((size_t)(end - base) < MAX_SPAN ? (size_t)(end - base) : MAX_SPAN) >> SL) + 1u) << SL;
             blocks = (uintptr_t)(t->heads + lists);
             if (blocks <= end) {
-                rc = hk_tag_span_init(&span, (void *)blocks, (size_t)(end - blocks), MAX_SPAN);
+                rc = hk_tag_span_init(&span, blocks, end, MAX_SPAN);
             }
         }
     }
