@@ -520,22 +520,25 @@ size_t hk_pool_available(const hk_pool_t *pool) { return hk_pool_free_blocks(poo
 
 void *hk_pool_alloc(hk_pool_t *pool) { return hk_pool_malloc(pool, pool->block_size); }
 
-/* Whatever the fast path leaves but damage: level 2 and a pool of a set or with sync go down the general path. */
+/*
+ * Whatever the fast path leaves: level 2 and a pool of a set or with sync
+ * go down the general path. A lone pool fails a request too large or an
+ * empty list at once; otherwise (level 1) its list head failed the check,
+ * and once drop_list has set the list again to the untouched tail, whose
+ * head (if any) checks out, the fast path serves the request. (One target
+ * for both of the fast path's branches: two cost it registers.)
+ */
 static POOL_SLOW_PATH void *malloc_slow(hk_pool_t *p, size_t size)
 {
     if (HK_CANARIES) {
         return hk_pool_take(p, size, 0, 0);
     }
-    return p->general != NULL ? p->general->take(p, size, 0, 0) : NULL;
-}
-
-/*
- * A lone pool's list head failed the check (level 1): once drop_list has
- * set the list again to the untouched tail, whose head (if any) checks out,
- * the fast path serves the request.
- */
-static POOL_SLOW_PATH void *malloc_damaged(hk_pool_t *p, size_t size)
-{
+    if (p->general != NULL) {
+        return p->general->take(p, size, 0, 0);
+    }
+    if (!HK_CHECKS || size >= p->fast_limit || p->head == 0) {
+        return NULL;
+    }
     (void)drop_list(p);
     return hk_pool_malloc(p, size);
 }
@@ -543,9 +546,7 @@ static POOL_SLOW_PATH void *malloc_damaged(hk_pool_t *p, size_t size)
 /*
  * The fast path: a lone pool without sync below level 2 (fast_limit is 0
  * otherwise), a size that fits, a block on the list whose header checks out
- * (level 1). A lone pool's request too large or list empty fails in
- * malloc_slow, its damaged list goes to malloc_damaged; anything else goes
- * down the general path, which also reports.
+ * (level 1). Anything else goes to malloc_slow.
  */
 void *hk_pool_malloc(hk_pool_t *pool, size_t size)
 {
@@ -562,7 +563,7 @@ void *hk_pool_malloc(hk_pool_t *pool, size_t size)
     h = hdr_of(payload);
     next = h->word;
     if (HK_CHECKS && !HK_CANARIES && (!tag_is_free(tag_of(pool, h)) || next > pool->count)) {
-        return malloc_damaged(pool, size); /* level 1: level 2 never gets past fast_limit 0 */
+        return malloc_slow(pool, size); /* level 1: level 2 never gets past fast_limit 0 */
     }
     pool->head = next;
     h->word = size;
