@@ -1709,26 +1709,36 @@ size_t hk_pool_available(const hk_pool_t *pool) { return hk_pool_free_blocks(poo
 void *hk_pool_alloc(hk_pool_t *pool) { return hk_pool_malloc(pool, pool->block_size); }
 
 /*
- * Whatever the fast path leaves: level 2 and a pool of a set or with sync
- * go down the general path. A lone pool fails a request too large or an
- * empty list at once; otherwise (level 1) its list head failed the check,
- * and once drop_list has set the list again to the untouched tail, whose
- * head (if any) checks out, the fast path serves the request. (One target
- * for both of the fast path's branches: two cost it registers.)
+ * A lone pool's list head failed the check (level 1): once drop_list has
+ * set the list again to the untouched tail, whose head (if any) checks out,
+ * the fast path serves the request. Apart from malloc_slow, so that its
+ * other exits save no registers.
+ */
+static POOL_SLOW_PATH void *malloc_damaged(hk_pool_t *p, size_t size)
+{
+    (void)drop_list(p);
+    return hk_pool_malloc(p, size);
+}
+
+/*
+ * Whatever the fast path leaves (one target for both its branches: two
+ * cost it registers): level 2 and a pool of a set or with sync go down the
+ * general path; a lone pool fails a request too large or an empty list at
+ * once, and otherwise its list is damaged.
  */
 static POOL_SLOW_PATH void *malloc_slow(hk_pool_t *p, size_t size)
 {
     if (HK_CANARIES) {
         return hk_pool_take(p, size, 0, 0);
     }
-    if (p->general != NULL) {
+    /* Below level 2 fast_limit is 0 just when general is set; tested first, a failing lone pool's malloc is shortest. */
+    if (p->fast_limit == 0) {
         return p->general->take(p, size, 0, 0);
     }
     if (!HK_CHECKS || size >= p->fast_limit || p->head == 0) {
         return NULL;
     }
-    (void)drop_list(p);
-    return hk_pool_malloc(p, size);
+    return malloc_damaged(p, size);
 }
 
 /*
