@@ -713,12 +713,46 @@ HK_INTERNAL hk_check_t hk_tag_check(const hk_heap_t *heap, const hk_tag_span_t *
  * its allocator alone.
  */
 
+/*
+ * Below level 2 field by field, not hk_memset: a program whose allocator
+ * needs no memset otherwise links none (newlib-nano's is 160 bytes). Level
+ * 2's fills link it anyway, and there one call is the shorter.
+ */
+HK_STATIC_ASSERT(sizeof(hk_stats_t) == 17 * sizeof(size_t), hk_heap_setup_sets_every_stats_field);
+HK_STATIC_ASSERT(sizeof(hk_hooks_t) == 4 * sizeof(void *), hk_heap_setup_sets_every_hook);
+
 HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity)
 {
-    hk_memset(heap, 0, sizeof(*heap));
-    heap->stats.capacity = capacity;
-    heap->stats.free_bytes = capacity;
-    heap->stats.min_ever_free = capacity;
+    hk_stats_t *s = &heap->stats;
+    if (HK_CANARIES) {
+        hk_memset(heap, 0, sizeof(*heap));
+        s->capacity = capacity;
+        s->free_bytes = capacity;
+        s->min_ever_free = capacity;
+        return;
+    }
+    heap->ops = NULL;
+    heap->hooks.lock = NULL;
+    heap->hooks.unlock = NULL;
+    heap->hooks.on_error = NULL;
+    heap->hooks.ctx = NULL;
+    s->capacity = capacity;
+    s->free_bytes = capacity;
+    s->min_ever_free = capacity;
+    s->used_requested = 0;
+    s->used_granted = 0;
+    s->peak_used = 0;
+    s->largest_free = 0;
+    s->smallest_free = 0;
+    s->free_blocks = 0;
+    s->used_blocks = 0;
+    s->alloc_count = 0;
+    s->free_count = 0;
+    s->realloc_count = 0;
+    s->fail_count = 0;
+    s->split_count = 0;
+    s->coalesce_count = 0;
+    s->error_count = 0;
 }
 
 HK_INTERNAL void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr)

@@ -352,7 +352,10 @@ static inline void hk_count_resize(hk_heap_t *heap, size_t old_requested, size_t
  * pool.c keeps a set's free bytes and avail bit current when one of its
  * pools takes or gives a block on the general paths, so it knows the set's
  * struct; it reaches it only through a pool's set field, which only
- * hk_poolset_init() fills in.
+ * hk_poolset_init() fills in. Below level 2 a lone pool's malloc and free
+ * reach the general paths (and with them the set's bookkeeping and the sync
+ * hooks) only through its general field, which only hk_poolset_init() and
+ * hk_pool_set_sync() fill in: a program with one plain pool links neither.
  *
  * The helpers the fast paths of both the pool and the set use are static
  * inline here, so neither pays a call for them; the rest is HK_INTERNAL.
@@ -386,6 +389,12 @@ typedef struct pool_hdr {
 #define POOL_SLOW_PATH
 #endif
 
+/* The general paths of malloc and free (hk_pool_take, hk_pool_give), for a pool of a set or with sync. */
+typedef struct pool_general {
+    void *(*take)(hk_pool_t *p, size_t size, uint32_t timeout_ticks, int counted);
+    int (*give)(hk_pool_t *p, void *ptr);
+} pool_general_t;
+
 HK_STATIC_ASSERT(sizeof(pool_hdr_t) == 2 * sizeof(void *), pool_header_is_two_words);
 HK_STATIC_ASSERT(sizeof(size_t) == sizeof(uintptr_t), a_link_is_a_word);
 HK_STATIC_ASSERT(HK_ALIGN > TAG_MASK, the_tag_fits_below_an_aligned_pool_address);
@@ -411,6 +420,7 @@ struct hk_pool {
     hk_poolset_t *set;  /* owning set, whose free bytes follow this pool's, or NULL */
     const hk_pool_sync_t *sync;
     void *sem;
+    const pool_general_t *general; /* NULL: a lone pool without sync, whose slow paths need neither */
 };
 
 /*
@@ -483,8 +493,8 @@ static inline size_t pool_bytes(size_t stride, size_t count)
  * backing is where hk_pool_destroy() gives mem back, or NULL.
  */
 HK_INTERNAL hk_pool_t *hk_pool_lay_out(void *mem, size_t block_size, size_t stride, size_t count, hk_heap_t *backing);
-/* Whether the fast paths may serve p (a lone pool without sync, below level 2): call after changing set or sync. */
-HK_INTERNAL void hk_pool_fast_paths(hk_pool_t *p);
+/* p's malloc and free take the general paths from now on: call after giving it a set or sync. */
+HK_INTERNAL void hk_pool_go_general(hk_pool_t *p);
 
 /* Take the head of p's free list, or NULL when there is none; damage found there is reported and contained. */
 HK_INTERNAL pool_hdr_t *hk_pool_pop(hk_pool_t *p);
@@ -522,12 +532,46 @@ HK_INTERNAL hk_check_t hk_pool_check_blocks(const hk_pool_t *p);
  * its allocator alone.
  */
 
+/*
+ * Below level 2 field by field, not hk_memset: a program whose allocator
+ * needs no memset otherwise links none (newlib-nano's is 160 bytes). Level
+ * 2's fills link it anyway, and there one call is the shorter.
+ */
+HK_STATIC_ASSERT(sizeof(hk_stats_t) == 17 * sizeof(size_t), hk_heap_setup_sets_every_stats_field);
+HK_STATIC_ASSERT(sizeof(hk_hooks_t) == 4 * sizeof(void *), hk_heap_setup_sets_every_hook);
+
 HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity)
 {
-    hk_memset(heap, 0, sizeof(*heap));
-    heap->stats.capacity = capacity;
-    heap->stats.free_bytes = capacity;
-    heap->stats.min_ever_free = capacity;
+    hk_stats_t *s = &heap->stats;
+    if (HK_CANARIES) {
+        hk_memset(heap, 0, sizeof(*heap));
+        s->capacity = capacity;
+        s->free_bytes = capacity;
+        s->min_ever_free = capacity;
+        return;
+    }
+    heap->ops = NULL;
+    heap->hooks.lock = NULL;
+    heap->hooks.unlock = NULL;
+    heap->hooks.on_error = NULL;
+    heap->hooks.ctx = NULL;
+    s->capacity = capacity;
+    s->free_bytes = capacity;
+    s->min_ever_free = capacity;
+    s->used_requested = 0;
+    s->used_granted = 0;
+    s->peak_used = 0;
+    s->largest_free = 0;
+    s->smallest_free = 0;
+    s->free_blocks = 0;
+    s->used_blocks = 0;
+    s->alloc_count = 0;
+    s->free_count = 0;
+    s->realloc_count = 0;
+    s->fail_count = 0;
+    s->split_count = 0;
+    s->coalesce_count = 0;
+    s->error_count = 0;
 }
 
 HK_INTERNAL void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr)
@@ -1178,7 +1222,12 @@ int hk_bump_owns(const hk_bump_t *heap, const void *ptr)
  * level 1); everything else (a set's pool, sync, level 2, errors, damage)
  * branches to general paths kept out of line. A pool whose fast paths must
  * not run has fast_limit and fast_span 0, so the range comparisons the fast
- * paths make anyway send it there at no extra cost.
+ * paths make anyway send it there at no extra cost. A lone pool's general
+ * paths below level 2 are short and its own (fail, or drop a damaged list;
+ * report a pointer in error); the pool's general field, which only a set
+ * and hk_pool_set_sync() fill in, leads to the ones that keep a set's
+ * counters and take the sync hooks, so a program with one plain pool
+ * links none of that.
  *
  * Statistics: per call a pool counts only what cannot be derived later:
  * free_count (alloc_count is free_count plus the blocks whose header says
@@ -1353,11 +1402,10 @@ static void count_fail(hk_pool_t *p)
     }
 }
 
-/* n free blocks went out of service: the counters, the set and the semaphore follow. */
-static void lose(hk_pool_t *p, size_t n)
+/* n free blocks went out of service (drop_list, quarantine): the set and the semaphore follow. */
+static void lost_blocks(hk_pool_t *p, size_t n)
 {
     size_t i;
-    p->lost += n;
     set_took(p, n);
     if (p->sync != NULL) {
         for (i = 0; i < n; i++) {
@@ -1369,45 +1417,47 @@ static void lose(hk_pool_t *p, size_t n)
 /* ---- damage on the free list ---- */
 
 /*
- * The list head bad fails free_hdr_ok: nothing reached through the list can
+ * The list head, bad, fails free_hdr_ok: nothing reached through the list can
  * be trusted. Report it, take the free blocks out of service (those whose
  * header says so, and bad itself unless it says USED: the list led there)
  * except the untouched tail, and start the list again with the tail, its
  * links rewritten. A block whose header is damaged otherwise may be in
  * someone's hands: it is left for check() to report. O(blocks), on the
- * error path only.
+ * error path only. Returns the blocks taken out of service.
  */
-static void drop_list(hk_pool_t *p, pool_hdr_t *bad)
+static size_t drop_list(hk_pool_t *p)
 {
-    size_t tail = p->count;
+    pool_hdr_t *bad = link_hdr(p, p->head);
+    size_t head = 0; /* the new list: the untouched tail, linked from the top down */
     size_t lost = 0;
-    size_t i;
+    size_t i = p->count;
+    int tail = 1;
     hk_report(report_heap(p), HK_ERR_CORRUPT, payload_of(bad));
-    while (tail > 0 && tag_of(p, block_at(p, tail - 1u)) == TAG_PRISTINE) {
-        tail--;
-    }
-    for (i = 0; i < tail; i++) {
+    while (i-- > 0) {
         pool_hdr_t *h = block_at(p, i);
         uintptr_t tag = tag_of(p, h);
-        if (tag_is_free(tag) || (h == bad && tag != TAG_USED && tag != TAG_DEAD)) {
+        tail = tail && tag == TAG_PRISTINE;
+        if (tail) {
+            h->word = head;
+            head = i + 1u;
+        } else if (tag_is_free(tag) || (h == bad && tag != TAG_USED && tag != TAG_DEAD)) {
             h->owner = tagged(p, TAG_DEAD);
             lost++;
         }
     }
-    for (i = tail; i < p->count; i++) {
-        block_at(p, i)->word = i + 1u < p->count ? i + 2u : 0;
-    }
-    p->head = tail < p->count ? tail + 1u : 0;
-    lose(p, lost);
+    p->head = head;
+    p->lost += lost;
+    return lost;
 }
 
 /* Level 2: the list head h was written while free. Report it and take it alone out of service. */
-static void quarantine(hk_pool_t *p, pool_hdr_t *h)
+static size_t quarantine(hk_pool_t *p, pool_hdr_t *h)
 {
     hk_report(report_heap(p), HK_ERR_CORRUPT, payload_of(h));
     p->head = h->word; /* checked by free_hdr_ok */
     h->owner = tagged(p, TAG_DEAD);
-    lose(p, 1);
+    p->lost++;
+    return 1;
 }
 
 /* ---- the general paths: any pool, any level ---- */
@@ -1421,9 +1471,9 @@ HK_INTERNAL pool_hdr_t *hk_pool_pop(hk_pool_t *p)
         }
         h = link_hdr(p, p->head);
         if (HK_CHECKS && !free_hdr_ok(p, h)) {
-            drop_list(p, h);
+            lost_blocks(p, drop_list(p));
         } else if (!poison_ok(p, h)) {
-            quarantine(p, h);
+            lost_blocks(p, quarantine(p, h));
         } else {
             p->head = h->word;
             return h;
@@ -1464,28 +1514,28 @@ HK_INTERNAL void hk_pool_resize_block(const hk_pool_t *p, pool_hdr_t *h, size_t 
     }
 }
 
-HK_INTERNAL pool_hdr_t *hk_pool_find_used(const hk_pool_t *p, const void *ptr, hk_error_t *error)
+/* What is wrong with ptr, which names no used block of p. */
+static hk_error_t misuse_of(const hk_pool_t *p, const void *ptr)
 {
-    uintptr_t a = (uintptr_t)ptr;
-    uintptr_t off = a - p->first;
-    pool_hdr_t *h = hdr_of(ptr);
-    uintptr_t tag;
-    if (!HK_CHECKS) {
-        return h;
-    }
-    if (a - blocks_of(p) >= p->span) {
-        *error = HK_ERR_FOREIGN_PTR;
-        return NULL;
+    uintptr_t off = (uintptr_t)ptr - p->first;
+    if (off + POOL_HDR >= p->span) { /* ptr - blocks_of(p), from off */
+        return HK_ERR_FOREIGN_PTR;
     }
     if (off >= p->span || off % p->stride != 0) {
-        *error = HK_ERR_INTERIOR_PTR;
-        return NULL;
+        return HK_ERR_INTERIOR_PTR;
     }
-    tag = tag_of(p, h);
-    if (tag == TAG_USED && h->word <= p->max_request && canary_ok(p, h)) {
+    return tag_is_free(tag_of(p, hdr_of(ptr))) ? HK_ERR_DOUBLE_FREE : HK_ERR_CORRUPT;
+}
+
+HK_INTERNAL pool_hdr_t *hk_pool_find_used(const hk_pool_t *p, const void *ptr, hk_error_t *error)
+{
+    uintptr_t off = (uintptr_t)ptr - p->first;
+    pool_hdr_t *h = hdr_of(ptr);
+    if (!HK_CHECKS || (off < p->span && off % p->stride == 0 && tag_of(p, h) == TAG_USED &&
+                       h->word <= p->max_request && canary_ok(p, h))) {
         return h;
     }
-    *error = tag_is_free(tag) ? HK_ERR_DOUBLE_FREE : HK_ERR_CORRUPT;
+    *error = misuse_of(p, ptr);
     return NULL;
 }
 
@@ -1557,11 +1607,13 @@ HK_INTERNAL POOL_SLOW_PATH int hk_pool_give(hk_pool_t *p, void *ptr)
     return 0;
 }
 
-HK_INTERNAL void hk_pool_fast_paths(hk_pool_t *p)
+static const pool_general_t general_paths = {hk_pool_take, hk_pool_give};
+
+HK_INTERNAL void hk_pool_go_general(hk_pool_t *p)
 {
-    int fast = !HK_CANARIES && p->set == NULL && p->sync == NULL;
-    p->fast_limit = fast ? p->max_request + 1u : 0;
-    p->fast_span = fast ? p->span : 0;
+    p->general = &general_paths;
+    p->fast_limit = 0;
+    p->fast_span = 0;
 }
 
 /* ---- one pool ---- */
@@ -1589,7 +1641,10 @@ HK_INTERNAL hk_pool_t *hk_pool_lay_out(void *mem, size_t block_size, size_t stri
     p->set = NULL;
     p->sync = NULL;
     p->sem = NULL;
-    hk_pool_fast_paths(p);
+    p->general = NULL;
+    /* Level 2's canaries and poison are the general paths' alone. */
+    p->fast_limit = HK_CANARIES ? 0 : p->max_request + 1u;
+    p->fast_span = HK_CANARIES ? 0 : p->span;
     for (i = 0; i < count; i++) {
         pool_hdr_t *h = block_at(p, i);
         h->owner = tagged(p, TAG_PRISTINE);
@@ -1654,22 +1709,42 @@ size_t hk_pool_available(const hk_pool_t *pool) { return hk_pool_free_blocks(poo
 void *hk_pool_alloc(hk_pool_t *pool) { return hk_pool_malloc(pool, pool->block_size); }
 
 /*
- * malloc's general path (damage on the list included). A lone pool whose
- * request is too large or whose list is empty fails here at once.
+ * A lone pool's list head failed the check (level 1): once drop_list has
+ * set the list again to the untouched tail, whose head (if any) checks out,
+ * the fast path serves the request. Apart from malloc_slow, so that its
+ * other exits save no registers.
+ */
+static POOL_SLOW_PATH void *malloc_damaged(hk_pool_t *p, size_t size)
+{
+    (void)drop_list(p);
+    return hk_pool_malloc(p, size);
+}
+
+/*
+ * Whatever the fast path leaves (one target for both its branches: two
+ * cost it registers): level 2 and a pool of a set or with sync go down the
+ * general path; a lone pool fails a request too large or an empty list at
+ * once, and otherwise its list is damaged.
  */
 static POOL_SLOW_PATH void *malloc_slow(hk_pool_t *p, size_t size)
 {
-    if (p->fast_limit != 0 && (size >= p->fast_limit || p->head == 0)) {
+    if (HK_CANARIES) {
+        return hk_pool_take(p, size, 0, 0);
+    }
+    /* Below level 2 fast_limit is 0 just when general is set; tested first, a failing lone pool's malloc is shortest. */
+    if (p->fast_limit == 0) {
+        return p->general->take(p, size, 0, 0);
+    }
+    if (!HK_CHECKS || size >= p->fast_limit || p->head == 0) {
         return NULL;
     }
-    return hk_pool_take(p, size, 0, 0);
+    return malloc_damaged(p, size);
 }
 
 /*
  * The fast path: a lone pool without sync below level 2 (fast_limit is 0
  * otherwise), a size that fits, a block on the list whose header checks out
- * (level 1). An empty lone pool fails here too. Anything else goes down the
- * general path, which also reports.
+ * (level 1). Anything else goes to malloc_slow.
  */
 void *hk_pool_malloc(hk_pool_t *pool, size_t size)
 {
@@ -1685,8 +1760,8 @@ void *hk_pool_malloc(hk_pool_t *pool, size_t size)
     payload = payload_at(pool, e);
     h = hdr_of(payload);
     next = h->word;
-    if (HK_CHECKS && (!tag_is_free(tag_of(pool, h)) || next > pool->count)) {
-        return malloc_slow(pool, size);
+    if (HK_CHECKS && !HK_CANARIES && (!tag_is_free(tag_of(pool, h)) || next > pool->count)) {
+        return malloc_slow(pool, size); /* level 1: level 2 never gets past fast_limit 0 */
     }
     pool->head = next;
     h->word = size;
@@ -1708,6 +1783,22 @@ void *hk_pool_resize(hk_pool_t *pool, void *ptr, size_t size)
     return h != NULL ? ptr : NULL;
 }
 
+/*
+ * Whatever the fast path leaves but NULL: level 2 and a pool of a set or
+ * with sync go down the general path; for a lone pool ptr names no used
+ * block (level 1: report it; level 0 leaves misuse undefined).
+ */
+static POOL_SLOW_PATH void free_slow(hk_pool_t *p, void *ptr)
+{
+    if (HK_CANARIES) {
+        (void)hk_pool_give(p, ptr);
+    } else if (p->general != NULL) {
+        (void)p->general->give(p, ptr);
+    } else if (HK_CHECKS) {
+        hk_report(&p->heap, misuse_of(p, ptr), ptr);
+    }
+}
+
 /* The fast path, as hk_pool_malloc's: a used block of a lone pool whose header checks out (level 1). */
 void hk_pool_free(hk_pool_t *pool, void *ptr)
 {
@@ -1716,14 +1807,14 @@ void hk_pool_free(hk_pool_t *pool, void *ptr)
     size_t i;
     if (off >= pool->fast_span) {
         if (ptr != NULL) {
-            (void)hk_pool_give(pool, ptr);
+            free_slow(pool, ptr);
         }
         return;
     }
     i = off / pool->stride;
     /* The boundary first: only then is the header known to be aligned and in the pool. */
     if (HK_CHECKS && (off != i * pool->stride || h->owner != tagged(pool, TAG_USED) || h->word > pool->max_request)) {
-        (void)hk_pool_give(pool, ptr);
+        free_slow(pool, ptr);
         return;
     }
     h->word = pool->head;
@@ -1809,7 +1900,9 @@ HK_INTERNAL hk_check_t hk_pool_check_blocks(const hk_pool_t *p)
     if (p->stride % HK_ALIGN != 0 || p->first % HK_ALIGN != 0) {
         return HK_CHECK_ALIGN;
     }
-    if (p->fast_limit != 0 && (p->fast_limit != p->max_request + 1u || p->fast_span != p->span)) {
+    if (p->general != NULL ? p->general != &general_paths || p->fast_limit != 0 || p->fast_span != 0
+                           : p->fast_limit != (HK_CANARIES ? 0 : p->max_request + 1u) ||
+                                 p->fast_span != (HK_CANARIES ? 0 : p->span)) {
         return HK_CHECK_CONTROL;
     }
     for (e = p->head; e != 0; e = link_hdr(p, e)->word) {
@@ -1885,9 +1978,10 @@ int hk_pool_owns(const hk_pool_t *pool, const void *ptr) { return pool_owns(pool
  * The waiting itself is the pool's general path (hk_pool_take: semaphore,
  * then lock; hk_pool_give: lock, then semaphore after unlocking), which
  * every operation of a synced pool takes: attaching turns the pool's fast
- * paths off. pool.c calls the hooks through the pool's sync pointer and
- * nothing in this file, so a program that never attaches one links none of
- * it.
+ * paths off and points its malloc and free at the general paths. pool.c
+ * calls the hooks through the pool's sync pointer and nothing in this file,
+ * so a program that never attaches one links none of it, nor the general
+ * paths.
  *
  * Time: as the pool's, plus the port's semaphore and lock; the wait is the
  * caller's timeout at most.
@@ -1906,7 +2000,7 @@ hk_status_t hk_pool_set_sync(hk_pool_t *pool, const hk_pool_sync_t *sync)
     }
     pool->sem = sem;
     pool->sync = sync;
-    hk_pool_fast_paths(pool);
+    hk_pool_go_general(pool);
     return HK_OK;
 }
 
@@ -2063,7 +2157,7 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
         p = hk_pool_lay_out(mem, classes[i].block_size, stride, classes[i].count, NULL);
         p->set = set;
         p->class_bit = (uint32_t)1u << i;
-        hk_pool_fast_paths(p);
+        hk_pool_go_general(p);
         set->pools[i] = p;
         capacity += p->span;
     }

@@ -358,7 +358,7 @@ int hk_bump_owns(const hk_bump_t *heap, const void *ptr);
  *                 block in a side table, the block rounded up to HK_ALIGN;
  *                 levels 2-3: HK_ALIGN more per block.
  * Per pool or set:
- *   hk_pool_t     156 bytes of control (88 of them the hk_heap_t that makes
+ *   hk_pool_t     160 bytes of control (88 of them the hk_heap_t that makes
  *                 the pool a heap in its own right); hk_pool_create
  *                 adds the backing allocator's overhead for that one
  *                 allocation (bump: 8).

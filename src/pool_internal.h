@@ -9,7 +9,10 @@
  * pool.c keeps a set's free bytes and avail bit current when one of its
  * pools takes or gives a block on the general paths, so it knows the set's
  * struct; it reaches it only through a pool's set field, which only
- * hk_poolset_init() fills in.
+ * hk_poolset_init() fills in. Below level 2 a lone pool's malloc and free
+ * reach the general paths (and with them the set's bookkeeping and the sync
+ * hooks) only through its general field, which only hk_poolset_init() and
+ * hk_pool_set_sync() fill in: a program with one plain pool links neither.
  *
  * The helpers the fast paths of both the pool and the set use are static
  * inline here, so neither pays a call for them; the rest is HK_INTERNAL.
@@ -46,6 +49,12 @@ typedef struct pool_hdr {
 #define POOL_SLOW_PATH
 #endif
 
+/* The general paths of malloc and free (hk_pool_take, hk_pool_give), for a pool of a set or with sync. */
+typedef struct pool_general {
+    void *(*take)(hk_pool_t *p, size_t size, uint32_t timeout_ticks, int counted);
+    int (*give)(hk_pool_t *p, void *ptr);
+} pool_general_t;
+
 HK_STATIC_ASSERT(sizeof(pool_hdr_t) == 2 * sizeof(void *), pool_header_is_two_words);
 HK_STATIC_ASSERT(sizeof(size_t) == sizeof(uintptr_t), a_link_is_a_word);
 HK_STATIC_ASSERT(HK_ALIGN > TAG_MASK, the_tag_fits_below_an_aligned_pool_address);
@@ -71,6 +80,7 @@ struct hk_pool {
     hk_poolset_t *set;  /* owning set, whose free bytes follow this pool's, or NULL */
     const hk_pool_sync_t *sync;
     void *sem;
+    const pool_general_t *general; /* NULL: a lone pool without sync, whose slow paths need neither */
 };
 
 /*
@@ -143,8 +153,8 @@ static inline size_t pool_bytes(size_t stride, size_t count)
  * backing is where hk_pool_destroy() gives mem back, or NULL.
  */
 HK_INTERNAL hk_pool_t *hk_pool_lay_out(void *mem, size_t block_size, size_t stride, size_t count, hk_heap_t *backing);
-/* Whether the fast paths may serve p (a lone pool without sync, below level 2): call after changing set or sync. */
-HK_INTERNAL void hk_pool_fast_paths(hk_pool_t *p);
+/* p's malloc and free take the general paths from now on: call after giving it a set or sync. */
+HK_INTERNAL void hk_pool_go_general(hk_pool_t *p);
 
 /* Take the head of p's free list, or NULL when there is none; damage found there is reported and contained. */
 HK_INTERNAL pool_hdr_t *hk_pool_pop(hk_pool_t *p);

@@ -10,9 +10,10 @@
  * The waiting itself is the pool's general path (hk_pool_take: semaphore,
  * then lock; hk_pool_give: lock, then semaphore after unlocking), which
  * every operation of a synced pool takes: attaching turns the pool's fast
- * paths off. pool.c calls the hooks through the pool's sync pointer and
- * nothing in this file, so a program that never attaches one links none of
- * it.
+ * paths off and points its malloc and free at the general paths. pool.c
+ * calls the hooks through the pool's sync pointer and nothing in this file,
+ * so a program that never attaches one links none of it, nor the general
+ * paths.
  *
  * Time: as the pool's, plus the port's semaphore and lock; the wait is the
  * caller's timeout at most.
@@ -32,7 +33,7 @@ hk_status_t hk_pool_set_sync(hk_pool_t *pool, const hk_pool_sync_t *sync)
     }
     pool->sem = sem;
     pool->sync = sync;
-    hk_pool_fast_paths(pool);
+    hk_pool_go_general(pool);
     return HK_OK;
 }
 

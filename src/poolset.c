@@ -131,7 +131,7 @@ hk_poolset_t *hk_poolset_init(void *arena, size_t size, const hk_pool_class_t *c
         p = hk_pool_lay_out(mem, classes[i].block_size, stride, classes[i].count, NULL);
         p->set = set;
         p->class_bit = (uint32_t)1u << i;
-        hk_pool_fast_paths(p);
+        hk_pool_go_general(p);
         set->pools[i] = p;
         capacity += p->span;
     }
