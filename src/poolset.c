@@ -192,8 +192,7 @@ void *hk_poolset_malloc(hk_poolset_t *set, size_t size)
     }
     h->word = size;
     h->owner = tagged(p, TAG_USED);
-    set->heap.stats.free_bytes -= p->stride;
-    hk_note_low(&set->heap.stats);
+    hk_take_free(&set->heap.stats, p->stride);
     return payload;
 }
 
