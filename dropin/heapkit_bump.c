@@ -254,6 +254,17 @@ static inline void *hk_init_status(hk_status_t *status, hk_status_t result)
  */
 HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity);
 
+/*
+ * The same for a handle already zeroed with the rest of its control block
+ * (tlsf clears its list heads with one memset anyway): the capacity, all free.
+ */
+static inline void hk_heap_ready(hk_heap_t *heap, size_t capacity)
+{
+    heap->stats.capacity = capacity;
+    heap->stats.free_bytes = capacity;
+    heap->stats.min_ever_free = capacity;
+}
+
 /* What each hk_<name>_heap() returns: the handle, its table stored only now that the uniform API is wanted. */
 static inline hk_heap_t *hk_bind(hk_heap_t *heap, const hk_ops_t *ops)
 {
@@ -368,9 +379,7 @@ HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity)
     hk_stats_t *s = &heap->stats;
     if (HK_CANARIES) {
         hk_memset(heap, 0, sizeof(*heap));
-        s->capacity = capacity;
-        s->free_bytes = capacity;
-        s->min_ever_free = capacity;
+        hk_heap_ready(heap, capacity);
         return;
     }
     heap->ops = NULL;
@@ -378,9 +387,7 @@ HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity)
     heap->hooks.unlock = NULL;
     heap->hooks.on_error = NULL;
     heap->hooks.ctx = NULL;
-    s->capacity = capacity;
-    s->free_bytes = capacity;
-    s->min_ever_free = capacity;
+    hk_heap_ready(heap, capacity);
     s->used_requested = 0;
     s->used_granted = 0;
     s->peak_used = 0;

@@ -19,9 +19,7 @@ HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity)
     hk_stats_t *s = &heap->stats;
     if (HK_CANARIES) {
         hk_memset(heap, 0, sizeof(*heap));
-        s->capacity = capacity;
-        s->free_bytes = capacity;
-        s->min_ever_free = capacity;
+        hk_heap_ready(heap, capacity);
         return;
     }
     heap->ops = NULL;
@@ -29,9 +27,7 @@ HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity)
     heap->hooks.unlock = NULL;
     heap->hooks.on_error = NULL;
     heap->hooks.ctx = NULL;
-    s->capacity = capacity;
-    s->free_bytes = capacity;
-    s->min_ever_free = capacity;
+    hk_heap_ready(heap, capacity);
     s->used_requested = 0;
     s->used_granted = 0;
     s->peak_used = 0;

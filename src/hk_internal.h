@@ -235,6 +235,17 @@ static inline void *hk_init_status(hk_status_t *status, hk_status_t result)
  */
 HK_INTERNAL void hk_heap_setup(hk_heap_t *heap, size_t capacity);
 
+/*
+ * The same for a handle already zeroed with the rest of its control block
+ * (tlsf clears its list heads with one memset anyway): the capacity, all free.
+ */
+static inline void hk_heap_ready(hk_heap_t *heap, size_t capacity)
+{
+    heap->stats.capacity = capacity;
+    heap->stats.free_bytes = capacity;
+    heap->stats.min_ever_free = capacity;
+}
+
 /* What each hk_<name>_heap() returns: the handle, its table stored only now that the uniform API is wanted. */
 static inline hk_heap_t *hk_bind(hk_heap_t *heap, const hk_ops_t *ops)
 {

@@ -607,8 +607,8 @@ hk_tlsf_t *hk_tlsf_init(void *arena, size_t size, hk_status_t *status)
     if (rc != HK_OK) {
         return NULL;
     }
-    hk_memset(t, 0, (size_t)(blocks - base)); /* the control block and its heads: every list empty */
-    hk_heap_setup(&t->heap, hk_tag_span_bytes(&span));
+    hk_memset(t, 0, (size_t)(blocks - base)); /* the control block, its handle and heads: every list empty */
+    hk_heap_ready(&t->heap, hk_tag_span_bytes(&span));
     t->span = span;
     t->lists = lists;
     t->span_bytes = t->heap.stats.capacity;
