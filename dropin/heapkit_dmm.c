@@ -286,7 +286,9 @@ HK_INTERNAL void hk_report(hk_heap_t *heap, hk_error_t error, const void *ptr);
  */
 static inline void hk_note_low(hk_stats_t *s)
 {
-    s->min_ever_free = s->free_bytes < s->min_ever_free ? s->free_bytes : s->min_ever_free; /* a select, no branch */
+    if (s->free_bytes < s->min_ever_free) {
+        s->min_ever_free = s->free_bytes;
+    }
 }
 
 static inline void hk_take_free(hk_stats_t *s, size_t bytes)

@@ -226,7 +226,7 @@ def _sources(t: Target, peers: dict[str, Path], arena: int, hardening: int | Non
     its dmm configurations to the driver (lab/target/allocs.c, TGT_DMM_CONFIGS)."""
     inc = ["-I" + str(SOURCE_ROOT / "include"), "-I" + str(SOURCE_ROOT / "src"), "-I" + str(TARGET_DIR),
            "-I" + str(PORT_DIR / "common")]
-    hk = ([] if hardening is None else [f"-DHK_HARDENING={hardening}"]) + __import__("os").environ.get("HK_EXP", "").split()
+    hk = [] if hardening is None else [f"-DHK_HARDENING={hardening}"]
     out = [(p.stem, p, inc + hk) for p in sorted((SOURCE_ROOT / "src").glob("*.c"))]
     defines = []
     if "freertos" in peers:
