@@ -62,8 +62,8 @@ done
 total="| **all** |"
 for t in "${targets[@]}"; do total+=" ${total_text[$t]} / ${total_data[$t]} / ${total_bss[$t]} |"; done
 
-echo "Code size in bytes (-Os -ffunction-sections -fdata-sections; heap.c and tagged.c are shared:"
-echo "an application links heap.c, tagged.c for seqfit/tlsf/dmm, and the allocators it uses)"
+echo "Code size in bytes (-Os -ffunction-sections -fdata-sections; whole sources: an application links"
+echo "core.c, tagged.c for seqfit/tlsf/dmm, heap.c for the uniform API, and what it calls of its allocators)"
 echo
 echo "$header"
 echo "$rule"
