@@ -16,8 +16,9 @@
  * HK_TAG_MAX_BLOCK (256 KiB at HK_ALIGN 8); init refuses a larger arena with
  * HK_ETOOBIG rather than use part of it. The width is a build option, not
  * chosen per heap as Zephyr's sys_heap does, because a per-heap choice costs
- * a test on every tag access of the hot paths; the wide tag costs none (a
- * 32-bit load or store is one instruction, as a 16-bit one is).
+ * a test on every tag access of the hot paths; the wide tag costs no
+ * instruction (a 32-bit load or store is one, as a 16-bit one is), only 4
+ * bytes of RAM per block.
  *
  * The payload follows the tag and is HK_ALIGN-aligned, so blocks start
  * HK_TAG_HDR bytes short of an alignment boundary. A free block keeps its
