@@ -88,7 +88,7 @@ HKC_MALLOC, HKC_FREE, HKC_CALLOC, HKC_ALIGNED, HKC_REALLOC, HKC_REALLOC_NULL = r
 # Which objects make up each allocator's code (for the .text column).
 _HEAPKIT_CODE = {
     "bump": ["bump"], "seqfit": ["seqfit", "tagged"], "buddy": ["buddy"],
-    "tlsf": ["tlsf", "tagged"], "poolset": ["pool", "bump"], "lfpool": ["pool_lockfree"],
+    "tlsf": ["tlsf", "tagged"], "poolset": ["poolset", "pool", "bump"], "lfpool": ["pool_lockfree"],
     "pool": ["pool", "bump"], "dmm": ["dmm", "tagged"],
 }
 _PEER_CODE = {"freertos-heap4": "heap_4", "freertos-heap5": "heap_5", "o1heap": "o1heap",
@@ -482,7 +482,7 @@ def _code_family(alloc: str) -> list[str] | None:
     base = alloc.removesuffix("-uniform").removesuffix("-traced")
     fam = next((k for k in sorted(_HEAPKIT_CODE, key=len, reverse=True) if base.startswith(k)), None)
     recorder = ["hk_trace"] if alloc.endswith("-traced") else []
-    return ["heap"] + _HEAPKIT_CODE[fam] + recorder if fam else None
+    return ["core", "heap"] + _HEAPKIT_CODE[fam] + recorder if fam else None
 
 
 def text_bytes(info: dict[str, Any], allocs: Iterable[str]) -> dict[str, int | None]:

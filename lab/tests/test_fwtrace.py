@@ -91,7 +91,7 @@ def recorded(tmp_path_factory):
     d = tmp_path_factory.mktemp("fw")
     src = d / "prog.c"
     src.write_text(PROGRAM)
-    core = [str(ROOT / "src" / f) for f in ("heap.c", "tlsf.c", "tagged.c")]
+    core = [str(ROOT / "src" / f) for f in ("core.c", "heap.c", "tlsf.c", "tagged.c")]
     exe = d / "prog"
     subprocess.run([cc, "-std=gnu99", "-g", "-O1", "-no-pie", "-I", str(ROOT / "include"), "-I", str(ROOT / "src"),
                     "-I", str(ROOT / "ports" / "trace"), str(src), str(ROOT / "ports" / "trace" / "hk_trace.c"),
