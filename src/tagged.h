@@ -61,6 +61,8 @@ typedef struct hk_tag_links {
     struct hk_tag *prev;
 } hk_tag_links_t;
 
+HK_STATIC_ASSERT(offsetof(hk_tag_links_t, next) == 0, a_free_blocks_first_word_is_its_next_link);
+
 #define HK_TAG_HDR ((size_t)sizeof(hk_tag_t))
 #define HK_TAG_UNIT ((size_t)HK_ALIGN)
 /* Smallest block: a tag and two links, rounded to the alignment. */

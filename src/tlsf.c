@@ -196,8 +196,12 @@ HK_HOT int list_unlink(hk_tlsf_t *t, hk_tag_t *b)
     hk_tag_t *next = links->next;
     hk_tag_t *prev = links->prev;
     unsigned ix = list_of(hk_tag_size(b));
-    /* What points at b from the front: its predecessor's link, or its list's head. */
-    hk_tag_t **front = (prev != NULL) ? &hk_tag_links(prev)->next : &t->heads[ix];
+    /*
+     * What points at b from the front: its predecessor's link (next is a
+     * free block's first word: no member access of a link not yet checked),
+     * or its list's head.
+     */
+    hk_tag_t **front = (prev != NULL) ? (hk_tag_t **)hk_tag_payload(prev) : &t->heads[ix];
     HK_ASSERT(!hk_tag_used(b));
 #if HK_CHECKS
     if (!link_placed(t, next) || !link_placed(t, prev) || *front != b ||
