@@ -15,13 +15,18 @@
 #                  builds a project outside heapkit against it each way a user
 #                  can (consumer-test); proves the Conan recipe and the
 #                  PlatformIO manifest offline (package-test); fetches the
-#                  peers from an empty cargo cache (peers-test).
+#                  peers from an empty cargo cache (peers-test); runs the
+#                  quick demo on a clone with nothing beside it (bare-clone-test).
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make lab-install-test  pip install ./lab into a fresh venv outside the checkout,
 #                  then heapkit bench, size and report there with no checkout left
-#   make demo      the main job: every workload and real trace against every
-#                  allocator and peer, the summary table and build/demo/report.html
+#   make demo      the main job: every workload and real trace (data/traces) against every
+#                  allocator and peer, the advice per trace, the summary table and
+#                  build/demo/report.html (DEMO_FLAGS=--quick: smaller workloads)
+#   make bare-clone-test  clone HEAD into an empty folder (nothing beside it) and run
+#                  `make demo DEMO_FLAGS=--quick` there: the report's advice covers every
+#                  real trace, on both emulated targets (tests/repo/check_bare_clone.sh)
 #   make explore   10,500 dmm configurations x the three network applications'
 #                  default traces: Pareto fronts, chosen headers, build/explore/
 #   make fuzz      every fuzzer for FUZZ_SECONDS (default 120) each
@@ -95,9 +100,9 @@ timed = start=$$(date +%s); { $(2); } || exit $$?; echo "$(1): $$(( $$(date +%s)
 .PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
         timing-start timing-report target-test target-icount-test readme-test flash-table corruption firmware-trace itc-kernel consumer-test package-test peers-test \
-        dropin-test
+        dropin-test bare-clone-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding dropin-test flash-table sizes consumer-test package-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding dropin-test flash-table sizes consumer-test package-test peers-test bare-clone-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -138,7 +143,11 @@ $(VENV)/.installed: lab/pyproject.toml
 	@touch $@
 
 demo: build
-	$(VENV)/bin/heapkit demo -o $(BUILD)/demo
+	$(VENV)/bin/heapkit demo -o $(BUILD)/demo $(DEMO_FLAGS)
+
+bare-clone-test:
+	@echo "== bare clone: make demo --quick on a clone with nothing beside it (tests/repo/check_bare_clone.sh)"
+	@$(call timed,bare clone demo,tests/repo/check_bare_clone.sh)
 
 explore: build
 	$(VENV)/bin/heapkit explore --app drr easyport url-switch -o $(BUILD)/explore --jobs $(JOBS)
