@@ -6,7 +6,7 @@ examples/firmware-itc (app.c) is FreeRTOS-Kernel V11.2.0 with its GCC/ARM_CM3 po
 mps2-an385: 10 producer and 10 consumer tasks pass 127-byte blocks through a queue, with
 heap_4 (pvPortMalloc/vPortFree, the kernel's heap too), FCTMA (heapkit's "pool": one pool of
 127-byte blocks called from the tasks), FCTMA with its mutex and counting semaphore
-attached ("pool_sync"), SimpleDMA (heapkit's bump) and SDMA (lab/target/sdma.c on a 32 KB
+attached ("pool_sync"), SimpleDMA (heapkit's bump) and SDMA (lab/target/sdma.c on a 48 KB
 chunk from heap_4). Each call runs with interrupts masked inside lab/target/measure_m3.S's
 window on the CMSDK timer 0 (the kernel owns SysTick), calibrated in the running kernel
 with callees of 1 and 1000 instructions. pool_sync's run ends with the multitasking stress
