@@ -7,9 +7,10 @@
  * two 256-byte lookup tables in flash (LTB1, LTB2: const arrays); the block
  * lifetime prediction mask at 255, so every class below 256 bytes counts as
  * short-lived; no block splitting and no merging. The seed serves it from a
- * 32 KB chunk taken from FreeRTOS heap_4 at start-up: the ITC firmware does
- * exactly that (examples/firmware-itc), the lab's replays hand it their
- * arena as the chunk (sdma.c tells how it works). One implementation for
+ * 32 KB chunk taken from FreeRTOS heap_4 at start-up: the ITC firmware takes
+ * its chunk from heap_4 too (examples/firmware-itc/app.c, SDMA_CHUNK), the
+ * lab's replays hand it their arena as the chunk (sdma.c tells how it
+ * works). One implementation for
  * the host engine (lab/engine/sdma_alloc.c) and the target driver
  * (lab/target/allocs.c), as "sdma" in both.
  */
