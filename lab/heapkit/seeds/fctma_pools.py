@@ -383,8 +383,9 @@ def claims_fctma(data: dict) -> list[Claim]:
         out.append(judged(
             "FCTMA is faster than any conventional dynamic memory allocator",
             not beaten["malloc"] and not beaten["free"],
-            f"Judged on the {len(rivals)} other allocators counted on itc at {paper0} ({', '.join(rivals)}): "
-            "holds when the pool's mean malloc and mean free are below every one of theirs. Pool malloc "
+            f"Judged on the {len(rivals)} other allocators counted on itc at {paper0} ({', '.join(rivals)}), "
+            "each its own code with no lock taken (the locked pool's verdicts below compare it with heap_4 on "
+            "the kernel): holds when the pool's mean malloc and mean free are below every one of theirs. Pool malloc "
             f"{fmt_f(p['malloc']['mean'], 1)}, free {fmt_f(p['free']['mean'], 1)}; " + "; ".join(
                 f"fastest other {k} {fastest[k]} {fmt_f(t(paper0, fastest[k], k)['mean'], 1)}"
                 for k in p if fastest[k])
