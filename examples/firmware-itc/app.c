@@ -30,7 +30,7 @@
  * pool_race, the same pool without the sync): after the benchmark,
  * STRESS_TASKS tasks of equal priority allocate and free pool blocks with
  * interrupts enabled, so the tick preempts them inside the pool's calls.
- * Each task stamps every byte of a block it gets with its id and the
+ * Each task stamps every word of a block it gets with its id and the
  * block's sequence number and checks the stamp before freeing it: a block
  * handed to two tasks at once fails the check. At the end every block must
  * be back in the pool. pool_race shows that the check catches the race the
