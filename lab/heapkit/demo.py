@@ -470,7 +470,7 @@ FCTMA_RIVALS = ("seqfit-first", "seqfit-best", "buddy", "tlsf", "dmm-lea", "free
                 "umm", "tlsf-conte")
 
 
-def sdma_prefix(trace, arena: int):
+def bump_prefix(trace, arena: int):
     """The longest prefix of *trace* whose allocations all fit a bump allocator's *arena*
     (the bump never reuses a block), with room for a 16-byte header per block."""
     from .trace import OP_FREE, Trace
@@ -494,7 +494,7 @@ def _fctma_target(made: dict, jobs: int, progress: bool) -> dict:
     from .trace import read_trace
     itc = read_trace(made["itc"]["path"])
     traces = [("itc", itc, ["pool", "freertos-heap4", "sdma", "poolset", *FCTMA_RIVALS]),
-              ("itc-sdma", sdma_prefix(itc, target.ARENA_SIZE), ["bump"])]
+              ("itc-bump", bump_prefix(itc, target.ARENA_SIZE), ["bump"])]
     try:
         return target.bench(traces, opts=fctma_pools.FCTMA_LEVELS, jobs=jobs, progress=progress)
     except HeapkitError as e:
