@@ -47,8 +47,11 @@
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make itc-kernel  the fctma-pools ITC application on FreeRTOS V11.2.0 in QEMU mps2-an385
-#                  (examples/firmware-itc) with heap_4, the FCTMA pool and the bump, at -O2 and
-#                  -O0: instructions per alloc and free, and its test (lab/tests/test_itc_kernel.py)
+#                  (examples/firmware-itc) with heap_4, the FCTMA pool (alone and with its mutex
+#                  and semaphore), the bump and SDMA, at -O2 and -O0: instructions per alloc and
+#                  free; the locked pool's multitasking stress and lfpool under a timer interrupt
+#                  (a million operations), each beside a control that must fail; and its test
+#                  (lab/tests/test_itc_kernel.py)
 #   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 and RISC-V ports) traced
 #                  on the target in QEMU mps2-an385 and virt with heap_4 and heap_tlsf: the leak report
 #                  (and build/firmware-trace/<heap>.html with the per-task usage plot), the
@@ -268,7 +271,7 @@ readme-test: deps venv
 
 # The firmware is built under HEAPKIT_ITC_BUILD (heapkit/itc_kernel.py), then measured and tested.
 itc-kernel: deps venv
-	@echo "== ITC on FreeRTOS V11.2.0 in QEMU mps2-an385: heap_4, FCTMA pool, bump, instructions per call"
+	@echo "== ITC on FreeRTOS V11.2.0 in QEMU mps2-an385: heap_4, FCTMA pool (and locked), bump, SDMA; the ISR pool"
 	@$(call timed,itc on the kernel,\
 	  HEAPKIT_ITC_BUILD=$(CURDIR)/$(BUILD)/firmware-itc $(VENV)/bin/python -m heapkit.itc_kernel && \
 	  HEAPKIT_ITC_BUILD=$(CURDIR)/$(BUILD)/firmware-itc $(VENV)/bin/python -m pytest lab/tests/test_itc_kernel.py -q -m target)

@@ -19,6 +19,7 @@
 #define configMAX_TASK_NAME_LEN 16
 #define configTICK_TYPE_WIDTH_IN_BITS TICK_TYPE_WIDTH_32_BITS
 #define configUSE_MUTEXES 1
+#define configUSE_COUNTING_SEMAPHORES 1
 #define configUSE_TIMERS 0
 #define configUSE_TASK_NOTIFICATIONS 1
 #define configSUPPORT_DYNAMIC_ALLOCATION 1

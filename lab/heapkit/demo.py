@@ -26,8 +26,8 @@ Steps (``collect`` then ``run``):
    (:mod:`heapkit.fits`: its counters at the seed's 24-byte header, its test
    process's peak RSS against glibc, Cortex-M3 instruction counts), stored
    as ``extra.cse3320``. Then fctma-pools Tables I-II in Cortex-M3 instructions
-   (``extra.fctma_target``: itc at -O0 and -O2 for pool, heap_4, poolset and,
-   on the prefix its arena holds, bump) and the ITC application on the real
+   (``extra.fctma_target``: itc at -O0 and -O2 for pool, heap_4, sdma, poolset and the
+   general-purpose allocators :data:`FCTMA_RIVALS` and, on the prefix its arena holds, bump) and the ITC application on the real
    kernel (``extra.itc_kernel``, :mod:`heapkit.itc_kernel`), each where the
    cross toolchain and QEMU are installed, else the reason. Then custom-dmm-network
    (:mod:`heapkit.dmm_network`): the three network applications' traces explored on
@@ -468,7 +468,14 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
     return data
 
 
-def sdma_prefix(trace, arena: int):
+# The general-purpose allocators the driver runs by default, heapkit's and the peers', that
+# fctma-pools' "faster than any conventional allocator" is judged against on itc; newlib is
+# left out: its prebuilt libc.a is not rebuilt at -O0 with the others.
+FCTMA_RIVALS = ("seqfit-first", "seqfit-best", "buddy", "tlsf", "dmm-lea", "freertos-heap5", "o1heap",
+                "umm", "tlsf-conte")
+
+
+def bump_prefix(trace, arena: int):
     """The longest prefix of *trace* whose allocations all fit a bump allocator's *arena*
     (the bump never reuses a block), with room for a 16-byte header per block."""
     from .trace import OP_FREE, Trace
@@ -480,7 +487,8 @@ def sdma_prefix(trace, arena: int):
 
 def _fctma_target(made: dict, jobs: int, progress: bool) -> dict:
     """fctma-pools Tables I-II: exact Cortex-M3 counts of itc at -O0 (as the paper compiled)
-    and -O2 for the pool (FCTMA), heap_4 and poolset, and for the bump (SDMA) on the prefix
+    and -O2 for the pool (FCTMA), heap_4, SDMA, poolset and :data:`FCTMA_RIVALS` (the
+    allocators "faster than any" is judged on), and for the bump (SimpleDMA) on the prefix
     of itc its arena holds; or why they are missing."""
     from . import target
     if "path" not in made.get("itc", {}):
@@ -490,8 +498,8 @@ def _fctma_target(made: dict, jobs: int, progress: bool) -> dict:
                            f"{target.CORTEX_M3.packages}); CI has them"}
     from .trace import read_trace
     itc = read_trace(made["itc"]["path"])
-    traces = [("itc", itc, ["pool", "freertos-heap4", "poolset"]),
-              ("itc-sdma", sdma_prefix(itc, target.ARENA_SIZE), ["bump"])]
+    traces = [("itc", itc, ["pool", "freertos-heap4", "sdma", "poolset", *FCTMA_RIVALS]),
+              ("itc-bump", bump_prefix(itc, target.ARENA_SIZE), ["bump"])]
     try:
         return target.bench(traces, opts=fctma_pools.FCTMA_LEVELS, jobs=jobs, progress=progress)
     except HeapkitError as e:
