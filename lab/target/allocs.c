@@ -417,7 +417,7 @@ static int setup_spin(tgt_heap_t *h, uint8_t *arena, size_t size, const void *ar
 static const tgt_alloc_t peers[] = {
     {"tlsf-traced", "traced", setup_tlsf_traced, NULL, 1},
     {"pool", "heapkit", setup_pool, NULL, 0},
-    {"sdma", "heapkit", setup_sdma, NULL, 0},
+    {"sdma", "peer", setup_sdma, NULL, 0},
 #ifdef TGT_HAVE_FREERTOS
     {"freertos-heap4", "peer", setup_heap4, NULL, 0},
     {"freertos-heap5", "peer", setup_heap5, NULL, 0},

@@ -34,7 +34,7 @@ def replay(recs, tmp_path, hk, **kw):
 
 def test_listed_in_the_engine(hk):
     entry = next(e for e in engine._run(["--list", "--json", "-"], binary=hk) if e["name"] == "sdma")
-    assert entry == {"name": "sdma", "family": "heapkit", "in_arena": True}
+    assert entry == {"name": "sdma", "family": "peer", "in_arena": True}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
