@@ -81,8 +81,18 @@ firmware() {
   done
 }
 
+itc() {
+  local fw=$root/build/record-itc
+  cmake -S "$root/examples/firmware-itc" -B "$fw" \
+    -DCMAKE_TOOLCHAIN_FILE="$root/ports/baremetal/cmake/arm-cortex-m3.cmake" >/dev/null
+  cmake --build "$fw" -j 2 --target itc_trace >/dev/null
+  "$root/ports/baremetal/run-qemu.sh" mps2-an385 "$fw/itc_trace.elf" "$fw/itc-kernel.hkfw"
+  gzip -9 -n -c "$fw/itc-kernel.hkfw" >"$out/itc-kernel.hkfw.gz"
+}
+
 case "${1:-}" in
   mqtt) mqtt ;;
   firmware) firmware ;;
-  *) echo "usage: $0 mqtt|firmware" >&2; exit 2 ;;
+  itc) itc ;;
+  *) echo "usage: $0 mqtt|firmware|itc" >&2; exit 2 ;;
 esac

@@ -48,4 +48,10 @@ void app_assert_failed(const char *file, int line);
 #define xPortPendSVHandler hk_pendsv_handler
 #define xPortSysTickHandler hk_systick_handler
 
+#ifdef ITC_TRACE
+/* itc_trace only: the recorder's hooks (ports/trace/) in heap_4, for data/traces/embedded. */
+#define INCLUDE_xTaskGetSchedulerState 1
+#include "hk_trace_freertos.h"
+#endif
+
 #endif

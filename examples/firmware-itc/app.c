@@ -26,6 +26,11 @@
  *           alloc and free takes the semaphore and the mutex, and the counts
  *           include them.
  *
+ * itc_trace (ITC_TRACE) is itc_heap_4 with the firmware recorder (ports/trace/)
+ * in heap_4's hooks and 20,000 frames; it writes the trace to the host file
+ * named on its command line (tools/record_traces.sh itc: data/traces/embedded).
+ * Its counts include the recorder and are not used.
+ *
  * Multitasking safety (ITC_STRESS, the pool_sync ELF and its control
  * pool_race, the same pool without the sync): after the benchmark,
  * STRESS_TASKS tasks of equal priority allocate and free pool blocks with
@@ -68,6 +73,17 @@
 #include "fctma_pool.h"
 #include "icount.h"
 #include "sdma.h"
+#ifdef ITC_TRACE
+#include "hk_trace.h"
+#include "hk_trace_semihost.h"
+
+/* itc_trace: heap_4's calls recorded (its hooks, FreeRTOSConfig.h); the ring drains when full. */
+static uintptr_t g_trace_buffer[HK_TRACE_FOOTPRINT(16384) / sizeof(uintptr_t)];
+static hk_trace_semihost_t g_trace_file;
+static void trace_lock(void) { vTaskSuspendAll(); }
+static void trace_unlock(void) { (void)xTaskResumeAll(); }
+static uint32_t trace_stamp(void) { return (uint32_t)xTaskGetTickCount(); }
+#endif
 
 #define PRODUCERS 10
 #define CONSUMERS 10
@@ -511,6 +527,16 @@ static void monitor(void *arg)
     print_calls("alloc", &g_alloc);
     putchar(',');
     print_calls("free", &g_free);
+#ifdef ITC_TRACE
+    (void)hk_trace_drain(hk_trace_active);
+    hk_trace_semihost_close(&g_trace_file);
+    printf(",\"trace\":{\"records\":%lu,\"dropped\":%lu}", (unsigned long)hk_trace_active->records,
+           (unsigned long)hk_trace_active->dropped);
+    if (hk_trace_active->dropped != 0) {
+        printf("}\n");
+        fail("the recorder dropped records");
+    }
+#endif
 #if defined(ITC_POOL)
     print_table3();
 #endif
@@ -521,9 +547,28 @@ static void monitor(void *arg)
     exit(0);
 }
 
+#ifdef ITC_TRACE
+int main(int argc, char **argv)
+#else
 int main(void)
+#endif
 {
     hk_status_t st = HK_OK;
+#ifdef ITC_TRACE
+    hk_trace_config_t config;
+    if (argc < 2 || hk_trace_semihost_open(&g_trace_file, argv[1]) != 0) {
+        fail("usage: itc_trace.elf TRACE_FILE (the trace file must be writable on the host)");
+    }
+    memset(&config, 0, sizeof(config));
+    config.policy = HK_TRACE_BLOCK;
+    config.sink = hk_trace_semihost_sink;
+    config.sink_ctx = &g_trace_file;
+    config.stamp = trace_stamp;
+    config.stamp_hz = configTICK_RATE_HZ;
+    config.lock = trace_lock;
+    config.unlock = trace_unlock;
+    (void)hk_trace_init(g_trace_buffer, sizeof(g_trace_buffer), &config);
+#endif
 #if defined(ITC_POOL)
     g_pool = lab_fctma_pool(g_arena, sizeof(g_arena), BLOCK, &st);
     if (g_pool == NULL) {
