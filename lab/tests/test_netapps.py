@@ -396,7 +396,9 @@ def test_truncated_packets_keep_their_wire_length(exe, tmp_path):
     healthy(s)
     assert log.read_text().split()[2] == str(len(frame))        # the link sends the wire length
     recs = Trace.load(trace).records
-    assert 96 - 54 + 16 in recs["size"][recs["op"] == ord("m")]   # what was captured is kept
+    # the application received the whole frame: DRR stores its whole payload
+    assert 1400 + 16 in recs["size"][recs["op"] == ord("m")]
+    assert 96 - 54 + 16 not in recs["size"][recs["op"] == ord("m")]
 
 
 # --------------------------------------------------------------------------
