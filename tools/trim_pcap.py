@@ -19,6 +19,11 @@ MAGIC_US, MAGIC_NS = 0xA1B2C3D4, 0xA1B23C4D
 LINKTYPE_ETHERNET = 1
 
 
+def fail(msg: str) -> None:
+    print(f"trim_pcap: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def header_bytes(frame: bytes, keep_ports: set[int]) -> int:
     """How many leading bytes of *frame* to keep."""
     if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[14] >> 4 != 4:
@@ -41,22 +46,22 @@ def trim(src: str, dst: str, keep_ports: set[int]) -> int:
     with open(src, "rb") as f:
         data = f.read()
     if len(data) < 24:
-        raise SystemExit(f"trim_pcap: {src}: not a pcap file (too short)")
+        fail(f"{src}: not a pcap file (too short)")
     magic, = struct.unpack_from("<I", data, 0)
     if magic not in (MAGIC_US, MAGIC_NS):
-        raise SystemExit(f"trim_pcap: {src}: not a little-endian pcap file (magic {magic:#x})")
+        fail(f"{src}: not a little-endian pcap file (magic {magic:#x})")
     linktype, = struct.unpack_from("<I", data, 20)
     if linktype != LINKTYPE_ETHERNET:
-        raise SystemExit(f"trim_pcap: {src}: link type {linktype}, expected Ethernet (1)")
+        fail(f"{src}: link type {linktype}, expected Ethernet (1)")
     out = [data[:16] + struct.pack("<II", 65535, linktype)]
     off, n = 24, 0
     while off < len(data):
         if off + 16 > len(data):
-            raise SystemExit(f"trim_pcap: {src}: record {n + 1}: truncated header")
+            fail(f"{src}: record {n + 1}: truncated header")
         sec, frac, caplen, wire = struct.unpack_from("<IIII", data, off)
         frame = data[off + 16:off + 16 + caplen]
         if len(frame) != caplen:
-            raise SystemExit(f"trim_pcap: {src}: record {n + 1}: truncated packet")
+            fail(f"{src}: record {n + 1}: truncated packet")
         keep = header_bytes(frame, keep_ports)
         out.append(struct.pack("<IIII", sec, frac, keep, wire) + frame[:keep])
         off += 16 + caplen
