@@ -47,6 +47,7 @@ from .errors import HeapkitError
 
 SHAPE_PACKETS = 10_000
 QUICK_SHAPE_PACKETS = 5_000
+QUICK_CAPTURE_PACKETS = 10_000     # --quick: the first packets of each recorded capture
 DEMO_SPACE: dict[str, Any] = {"fits": ("first", "next", "best", "exact"), "orders": explore.ORDERS,
                               "splits": (0, 3, 6, 9), "coalesces": (0, 3, 6, 9), "list_sets": 7}
 QUICK_SPACE: dict[str, Any] = {"fits": ("first", "best"), "orders": ("lifo",), "splits": (0, 9),
@@ -77,9 +78,11 @@ def app_traces(outdir: Path, quick: bool = False,
     then one synthetic trace per usage shape. The captures are heapkit's recordings
     (*recorded*, name -> pcap; default :func:`heapkit.netapps.recorded_captures`), each
     replayed once by every application; without them, the application's default input
-    (a python3-dpkt capture replayed N times)."""
+    (a python3-dpkt capture replayed N times). *quick*: the captures' first
+    :data:`QUICK_CAPTURE_PACKETS` packets."""
     packets = QUICK_SHAPE_PACKETS if quick else SHAPE_PACKETS
-    recorded = netapps.recorded_captures() if recorded is None else recorded
+    if recorded is None:
+        recorded = netapps.recorded_captures(packets=QUICK_CAPTURE_PACKETS if quick else None)
     outdir.mkdir(parents=True, exist_ok=True)
     out: dict[str, list[dict]] = {}
     for app in netapps.APPS:

@@ -94,10 +94,11 @@ def pcap_dir() -> Path:
     return Path(os.environ.get(ENV_PCAP_DIR) or DPKT_PCAP_DIR)
 
 
-def recorded_captures(directory: str | os.PathLike | None = None) -> dict[str, Path]:
+def recorded_captures(directory: str | os.PathLike | None = None,
+                      packets: int | None = None) -> dict[str, Path]:
     """heapkit's recorded captures (``NAME.pcap.xz`` in *directory*, default
     :data:`CAPTURES_DIR`): name -> the pcap decompressed into the lab's cache (redone when
-    the .xz is newer). Empty when there are none."""
+    the .xz is newer), only its first *packets* packets when given. Empty when there are none."""
     import lzma
     src = Path(directory) if directory is not None else CAPTURES_DIR
     if src is None or not src.is_dir():
@@ -105,20 +106,32 @@ def recorded_captures(directory: str | os.PathLike | None = None) -> dict[str, P
     out = {}
     for xz in sorted(src.glob("*.pcap.xz")):
         name = xz.name.removesuffix(".xz")
-        dst = native.CACHE_DIR / "captures" / name
+        dst = native.CACHE_DIR / "captures" / (name if packets is None else f"{Path(name).stem}-{packets}.pcap")
         if not dst.is_file() or dst.stat().st_mtime_ns < xz.stat().st_mtime_ns:
             dst.parent.mkdir(parents=True, exist_ok=True)
             tmp = dst.with_suffix(".part")
             try:
-                with lzma.open(xz) as f, open(tmp, "wb") as g:
-                    while chunk := f.read(1 << 20):
-                        g.write(chunk)
+                with lzma.open(xz) as f:
+                    data = f.read()
             except (lzma.LZMAError, EOFError) as e:
-                tmp.unlink(missing_ok=True)
                 raise NetappError(f"{xz}: not a readable xz file ({e})") from None
+            tmp.write_bytes(data if packets is None else _pcap_prefix(data, packets, xz))
             tmp.replace(dst)
         out[name] = dst
     return out
+
+
+def _pcap_prefix(data: bytes, packets: int, what: Path) -> bytes:
+    """The pcap file *data* cut after its first *packets* records."""
+    import struct
+    if len(data) < 24 or data[:4] not in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        raise NetappError(f"{what}: not a little-endian pcap file")
+    off = 24
+    for _ in range(packets):
+        if off + 16 > len(data):
+            break
+        off += 16 + struct.unpack_from("<I", data, off + 8)[0]
+    return data[:off]
 
 
 def _argv(app: str, *, pcap: str | os.PathLike | None = None, synthetic: str | None = None,

@@ -577,11 +577,15 @@ def test_recorded_captures_are_decompressed_into_the_cache(tmp_path, monkeypatch
     monkeypatch.setattr(native, "CACHE_DIR", tmp_path / "cache")
     src = tmp_path / "captures"
     src.mkdir()
-    pcap = write_pcap(tmp_path / "x.pcap", [(0, eth(0x0800, ipv4(6, tcp(bytes(100)))))])
+    one = write_pcap(tmp_path / "one.pcap", [(0, eth(0x0800, ipv4(6, tcp(bytes(100)))))])
+    pcap = write_pcap(tmp_path / "x.pcap", [(0, eth(0x0800, ipv4(6, tcp(bytes(100))))),
+                                            (1, eth(0x0800, ipv4(6, tcp(bytes(7)))))])
     (src / "x.pcap.xz").write_bytes(lzma.compress(pcap.read_bytes()))
     got = netapps.recorded_captures(src)
     assert got == {"x.pcap": tmp_path / "cache" / "captures" / "x.pcap"}
     assert got["x.pcap"].read_bytes() == pcap.read_bytes()
+    first = netapps.recorded_captures(src, packets=1)["x.pcap"]     # --quick's prefix
+    assert first.name == "x-1.pcap" and first.read_bytes() == one.read_bytes()
     assert netapps.recorded_captures(tmp_path / "nothing") == {}
     (src / "bad.pcap.xz").write_bytes(b"not xz")
     with pytest.raises(NetappError, match=r"bad\.pcap\.xz: not a readable xz file"):
