@@ -628,14 +628,6 @@ def _dmm_reduction_claims(apps: Sequence[dict], m3runs: dict) -> list[Claim]:
     return out
 
 
-def _dmm_variant_text(v: dict) -> str:
-    """One Table 2 variant: its fragmentation and work, or why there are none (a replay
-    stopped by the work cap counts against the claim: its figures are unknown)."""
-    if v.get("frag") is None:
-        return v.get("status", "n/a")
-    return f"{_pct(v['frag'])} at {v['work']:,.0f} work"
-
-
 # Table 2's directions hold where at least this share of the pairs in which a technique acts
 # (its on and off configurations measure differently) goes the paper's way.
 DMM_TECHNIQUE_SHARE = 2 / 3
