@@ -50,7 +50,7 @@ inns() { ip netns exec "$ns" "$@"; }
 
 ip netns add "$ns"
 inns ip link set lo mtu 1500 up
-inns ethtool -K lo tso off gso off gro off >/dev/null 2>&1 || true
+inns ethtool -K lo tso off gso off gro off >/dev/null
 
 # The site: real files under web-like names (url-switch routes by these patterns).
 site=$work/site
