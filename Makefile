@@ -147,7 +147,14 @@ $(VENV)/.installed: lab/pyproject.toml
 	$(VENV)/bin/pip install --quiet -e 'lab[test]'
 	@touch $@
 
-demo: build
+# What the demo runs; the lab builds anything else it needs on demand (heapkit/native.py).
+DEMO_TARGETS := hk-replay hk-netapp hk-explore hkcapture heapkit_malloc hk-kth-process hk-fits-process \
+                test_misuse test_corruption
+
+demo: deps venv
+	@mkdir -p $(BUILD)
+	cmake -S . -B $(BUILD)/gcc -DCMAKE_C_COMPILER=gcc $(HOST_OPTIONS) -DHEAPKIT_PROPERTY_OPS=$(PROPERTY_OPS)
+	cmake --build $(BUILD)/gcc -j $(JOBS) --target $(DEMO_TARGETS)
 	$(VENV)/bin/heapkit demo -o $(BUILD)/demo $(DEMO_FLAGS)
 
 bare-clone-test:

@@ -47,7 +47,11 @@ from .errors import HeapkitError
 
 SHAPE_PACKETS = 10_000
 QUICK_SHAPE_PACKETS = 5_000
-QUICK_CAPTURE_PACKETS = 10_000     # --quick: the first packets of each recorded capture
+# The replays (exploration, board costs, peak breakdown) take each recorded capture's first
+# packets, which keeps the demo's network part to minutes; the size claims read the whole
+# captures (:func:`whole_capture_sizes`), where only the sizes are counted.
+CAPTURE_PACKETS = 20_000
+QUICK_CAPTURE_PACKETS = 5_000
 DEMO_SPACE: dict[str, Any] = {"fits": ("first", "next", "best", "exact"), "orders": explore.ORDERS,
                               "splits": (0, 3, 6, 9), "coalesces": (0, 3, 6, 9), "list_sets": 7}
 QUICK_SPACE: dict[str, Any] = {"fits": ("first", "best"), "orders": ("lifo",), "splits": (0, 9),
@@ -78,11 +82,11 @@ def app_traces(outdir: Path, quick: bool = False,
     then one synthetic trace per usage shape. The captures are heapkit's recordings
     (*recorded*, name -> pcap; default :func:`heapkit.netapps.recorded_captures`), each
     replayed once by every application; without them, the application's default input
-    (a python3-dpkt capture replayed N times). *quick*: the captures' first
-    :data:`QUICK_CAPTURE_PACKETS` packets."""
+    (a python3-dpkt capture replayed N times): the captures' first :data:`CAPTURE_PACKETS`
+    packets (*quick*: :data:`QUICK_CAPTURE_PACKETS`)."""
     packets = QUICK_SHAPE_PACKETS if quick else SHAPE_PACKETS
     if recorded is None:
-        recorded = netapps.recorded_captures(packets=QUICK_CAPTURE_PACKETS if quick else None)
+        recorded = netapps.recorded_captures(packets=QUICK_CAPTURE_PACKETS if quick else CAPTURE_PACKETS)
     outdir.mkdir(parents=True, exist_ok=True)
     out: dict[str, list[dict]] = {}
     for app in netapps.APPS:
@@ -105,6 +109,21 @@ def app_traces(outdir: Path, quick: bool = False,
             netapps.run(app, synthetic=f"{shape},packets={packets}", emit_trace=path)
             out[app].append({"name": shape, "path": str(path), "kind": "synthetic",
                              "packets": packets})
+    return out
+
+
+def whole_capture_sizes(outdir: Path) -> dict[str, dict[str, dict]]:
+    """app -> capture name -> :func:`size_profile` of the application's trace of the whole
+    recorded capture, with its ``packets``; empty without recorded captures."""
+    out: dict[str, dict[str, dict]] = {}
+    recorded = netapps.recorded_captures()
+    outdir.mkdir(parents=True, exist_ok=True)
+    for app in netapps.APPS:
+        for name, pcap_path in recorded.items():
+            path = outdir / f"{app}-{Path(name).stem}.hkb"
+            one = netapps.run(app, pcap=pcap_path, emit_trace=path)
+            out.setdefault(app, {})[Path(name).stem] = {**size_profile(explore.size_histogram(path)),
+                                                        "packets": one["packets"]}
     return out
 
 
@@ -264,9 +283,12 @@ def collect(workdir: Path, quick: bool = False, jobs: int = 2, progress: bool = 
     t0 = time.perf_counter()
     traces = app_traces(workdir / "traces", quick)
     sizes, shapes = {}, {}
+    whole = whole_capture_sizes(workdir / "whole")
     for app, ts in traces.items():
         for t in ts:
-            sizes.setdefault(app, {})[t["name"]] = size_profile(explore.size_histogram(t["path"]))
+            sizes.setdefault(app, {})[t["name"]] = whole.get(app, {}).get(t["name"]) or {
+                **size_profile(explore.size_histogram(t["path"])),
+                "packets": t.get("capture_packets", t.get("packets", 0)) * t.get("copies", 1)}
             live = live_bytes(read_trace(t["path"]).records)
             shapes.setdefault(app, {})[t["name"]] = {"series": usage_series(live), **usage_form(live),
                                                      "peak": float(live.max()) if len(live) else 0.0}

@@ -304,7 +304,7 @@ def hand_dmm() -> dict:
               + [{"name": sh, "kind": "synthetic", "packets": 10000} for sh in DMM_TRACES[1:]]
               for app in ("drr", "easyport", "url-switch")}
     sizes = {app: {n: {"requests": 100, "distinct": 800, "top2": [[16, 30], [1476, 20]],
-                       "top2_share": 0.5, "rest_distinct": 798,
+                       "top2_share": 0.5, "rest_distinct": 798, "packets": 43 * 250,
                        "hist": [[16, 30], [100, 50], [1476, 20]]} for n in DMM_TRACES}
              for app in traces}
     shapes = {app: {n: {"series": [[0, 0.0], [10, 4096.0], [20, 0.0]], "peak": 4096.0,
@@ -527,7 +527,7 @@ def test_dmm_network_verdicts_follow_the_measurements():
     doc["technique_pairs"]["split"][0][2] = 0.01                # splitting raises fragmentation
     data["extra"]["dmm_network"]["shapes"]["easyport"]["ramp"]["form"] = "plateau"
     for app in ("drr", "easyport"):                             # captures as long as the paper's
-        data["extra"]["dmm_network"]["traces"][app][0].update(capture_packets=50_000, copies=1)
+        data["extra"]["dmm_network"]["sizes"][app]["httpx250"]["packets"] = 50_000
     data["extra"]["dmm_network"]["sizes"]["drr"]["httpx250"]["rest_distinct"] = 22
     flipped = {c.claim: c for c in rep.seed_claims(data)["custom-dmm-network"]}
     assert flipped[drr.claim].verdict == render.FAILS and "Not beaten: Linux (Lea)" in flipped[drr.claim].reason

@@ -775,7 +775,7 @@ def _dmm_size_claims(dn: dict) -> list[Claim]:
                   + aside)]
     claim = ("the rest of the requests spread over 700-1,500 distinct sizes (Section 5 point 3, "
              "Fig. 4; on every real capture of the packet-buffering applications)")
-    short = min(t["capture_packets"] * t.get("copies", 1) for _, t, _ in packets)
+    short = min(p["packets"] for _, _, p in packets)
     if short < DMM_SIZE_PACKETS:
         out.append(Claim(claim, UNTESTABLE,
                          f"The real captures available here hold {short:,} packets, fewer than the "
