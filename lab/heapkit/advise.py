@@ -224,7 +224,8 @@ def measure_targets(traces: Sequence[tuple[str, Any]], allocs: Sequence[str],
             worst = [v for k, v in maxima.items() if k in COST_KINDS and v is not None]
             runs[(r["trace"], r["allocator"])] = {
                 "worst": max(worst) if worst else None, "max": maxima,
-                "failures": r["result"]["failures"]["total"]}
+                "failures": r["result"]["failures"]["total"],
+                "stats": {k: st[k] for k in ("malloc", "free")}}
         out[name] = {"runs": runs, "skipped_traces": data.get("skipped_traces") or {},
                      "arena": data.get("arena"), "title": t.title}
     return out
@@ -356,29 +357,48 @@ def _pct(a: float, b: float) -> str:
     return f"{v:.0f} %" if v >= 1 else f"{v:.1f} %"
 
 
+RULE = ("among the allocators that replay the trace without a failed allocation (on the host "
+        "at the heap with margin and on every target counted) and fit the budgets, those whose "
+        f"smallest heap is within {HEAP_TOLERANCE * 100:.0f} % of the smallest compete (with --max-heap, "
+        "every one within it); a bounded worst case comes first, then the lowest worst case "
+        "(instructions on the first target counted, else the host's p99), then the smaller "
+        "heap, then the name")
+
+
+def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict]) -> str | None:
+    """Why *r* is left out for failing on a target (the cost axis's first), or None."""
+    for tname, t in sorted(r["targets"].items(), key=lambda kv: kv[0] != axis["target"]):
+        if not t.get("failures"):
+            continue
+        info = tinfo.get(tname) or {}
+        title, arena = info.get("title", tname), info.get("arena")
+        where = f"{title}'s {render.fmt_kib(arena)} arena" if arena else title
+        if arena and r["min_heap"] > arena:
+            return f"{r['allocator']} needs more heap than {where}"
+        return (f"{r['allocator']} fails {t['failures']:,} allocations on {where} (it needs "
+                f"{render.fmt_kib(r['min_heap'])} on the host)")
+    return None
+
+
 def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = None,
-           max_insns: int | None = None) -> dict:
-    """The front and the recommendation for one trace's rows (see the module docstring)."""
+           max_insns: int | None = None, tinfo: dict[str, dict] | None = None) -> dict:
+    """The front, the ranking by :data:`RULE` and the one recommendation (its first) for one
+    trace's rows; *tinfo* gives the targets' "title" and "arena" (the axis's by default)."""
+    tinfo = {**({axis["target"]: axis} if axis["target"] else {}), **(tinfo or {})}
     measured = [r for r in rows if r.get("min_heap") and row_cost(r, axis) is not None]
     front = pareto([(r["allocator"], r["min_heap"], row_cost(r, axis)) for r in measured])
-    out: dict[str, Any] = {"front": front, "recommendation": None}
+    out: dict[str, Any] = {"front": front, "recommendation": None, "ranking": []}
     if max_insns is not None and axis["kind"] != "instructions":
         out["why_none"] = "--max-instructions: no instruction counts for this trace"
         return out
     if not measured:
-        out["why_none"] = "no allocator replays this trace without a failure at any heap size"
+        out["why_none"] = "no allocator replays this trace without a failed allocation at any heap size"
         return out
-    tgt = axis["target"]
     cands, dropped = [], []
     for r in measured:
-        t = (r["targets"].get(tgt) or {}) if tgt else {}
-        if t.get("failures") and r["min_heap"] > axis["arena"]:
-            dropped.append(f"{r['allocator']} needs more heap than {axis['title']}'s "
-                           f"{render.fmt_kib(axis['arena'])} arena")
-        elif t.get("failures"):
-            dropped.append(f"{r['allocator']} fails {t['failures']:,} allocations on "
-                           f"{axis['title']}'s {render.fmt_kib(axis['arena'])} arena (it needs "
-                           f"{render.fmt_kib(r['min_heap'])} on the host)")
+        why = _target_failure(r, axis, tinfo)
+        if why:
+            dropped.append(why)
         elif (r.get("host") or {}).get("failures"):
             dropped.append(f"{r['allocator']} fails at its heap with margin")
         elif max_heap is not None and r["heap"] > max_heap:
@@ -391,15 +411,13 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
     if not cands:
         out["why_none"] = _over_budget(measured, axis, max_heap, max_insns, dropped)
         return out
-    if max_heap is None:
-        floor = min(r["min_heap"] for r in cands)
-        pool = [r for r in cands if r["min_heap"] <= floor * (1 + HEAP_TOLERANCE)]
-    else:
-        pool = cands
-    pool = [r for r in pool if growth(r["allocator"]) is None] or pool
-    pick = min(pool, key=lambda r: (row_cost(r, axis), r["min_heap"], r["allocator"]))
-    out["recommendation"] = pick["allocator"]
-    out["reason"] = _reason(pick, cands, axis, margin)
+    band = min(r["min_heap"] for r in cands) * (1 + HEAP_TOLERANCE)
+    ranking = sorted(cands, key=lambda r: (max_heap is None and r["min_heap"] > band,
+                                           growth(r["allocator"]) is not None,
+                                           row_cost(r, axis), r["min_heap"], r["allocator"]))
+    out["ranking"] = [r["allocator"] for r in ranking]
+    out["recommendation"] = ranking[0]["allocator"]
+    out["reason"] = _reason(ranking[0], cands, axis, margin)
     return out
 
 
@@ -427,7 +445,8 @@ def _over_budget(rows: list[dict], axis: dict, max_heap: int | None, max_insns: 
 def _reason(pick: dict, cands: list[dict], axis: dict, margin: float) -> str:
     unit = axis["unit"]
     cost = row_cost(pick, axis)
-    head = (f"{pick['allocator']}: heap ≥ {render.fmt_kib(pick['min_heap'])}"
+    peer = " (a peer, not heapkit's)" if pick.get("family", "heapkit") != "heapkit" else ""
+    head = (f"{pick['allocator']}{peer}: heap ≥ {render.fmt_kib(pick['min_heap'])}"
             + (f" (+{margin:g} % margin: {render.fmt_kib(pick['heap'])})" if margin > 0 else "")
             + f", worst case {cost:,.0f} {unit}")
     if growth(pick["allocator"]) is not None:
@@ -573,22 +592,46 @@ def build_rows(trace: str, allocs: Sequence[dict], host: dict, targets: dict,
     return rows
 
 
+def heapkit_gap(pick: dict, own: dict, axis: dict, tinfo: dict[str, dict]) -> dict:
+    """What heapkit's best (*own*) costs against the recommended peer (*pick*): heap bytes
+    more (its smallest heap and its heap with margin) and worst case more, per target counted
+    (the host's p99 ns without counts)."""
+    worst = {}
+    for tname, t in own["targets"].items():
+        theirs = (pick["targets"].get(tname) or {}).get("worst")
+        if t.get("worst") is not None and theirs is not None:
+            worst[(tinfo.get(tname) or {}).get("title", tname)] = t["worst"] - theirs
+    if not worst and axis["kind"] == "host-p99":
+        worst["host p99 ns"] = row_cost(own, axis) - row_cost(pick, axis)
+    return {"allocator": own["allocator"], "min_heap": own["min_heap"] - pick["min_heap"],
+            "heap": own["heap"] - pick["heap"], "worst": worst}
+
+
 def advise_trace(name: str, info: dict, rows: list[dict], targets: dict, margin: float,
-                 max_heap: int | None, max_insns: int | None) -> dict:
+                 max_heap: int | None, max_insns: int | None,
+                 configure: str | None = None) -> dict:
+    """One trace's advice: the rows, the front, the one recommendation, and the
+    configuration of the recommendation when it is heapkit's (of heapkit's best when a peer
+    wins and *configure* is "heapkit")."""
     axis = cost_axis(targets, name)
-    d = decide(rows, axis, margin, max_heap, max_insns)
+    tinfo = {k: {"title": v.get("title", k), "arena": v.get("arena")} for k, v in targets.items()}
+    d = decide(rows, axis, margin, max_heap, max_insns, tinfo)
     for r in rows:
         r["cost"] = row_cost(r, axis)
         r["on_front"] = r["allocator"] in d["front"]
     doc = {"trace": name, **info, "cost": axis, "rows": rows, **d}
     by_name = {r["allocator"]: r for r in rows}
-    configured = d["recommendation"]
-    if configured and by_name[configured]["family"] != "heapkit":
-        # The configuration is heapkit's: its own pick by the same rule, next to the answer.
-        own = decide([r for r in rows if r["family"] == "heapkit"], axis, margin, max_heap,
-                     max_insns)
-        configured = doc["heapkit_pick"] = own["recommendation"]
-        doc["heapkit_reason"] = own.get("reason") or own.get("why_none")
+    pick = d["recommendation"]
+    if pick is None:
+        return doc
+    doc["family"] = by_name[pick]["family"]
+    configured = pick
+    if doc["family"] != "heapkit":
+        own = next((a for a in d["ranking"] if by_name[a]["family"] == "heapkit"), None)
+        doc["heapkit_best"] = own
+        if own is not None:
+            doc["heapkit_gap"] = heapkit_gap(by_name[pick], by_name[own], axis, tinfo)
+        configured = own if configure == "heapkit" else None
     if configured:
         doc["config"] = {"allocator": configured, **snippets(name, by_name[configured], margin)}
     return doc
@@ -601,7 +644,7 @@ def document(traces: list[dict], targets: dict, detection: dict, settings: dict,
     if library.get("hk_hardening") is None:
         library = {**library, "hk_hardening": detection.get("level")}
     return {"kind": "heapkit-advise", "version": 1, "machine": machine, "settings": settings,
-            "library": library,
+            "library": library, "rule": RULE,
             "targets": {k: {kk: vv for kk, vv in v.items() if kk != "runs"}
                         for k, v in targets.items()},
             "detection_error": detection.get("error"), "traces": traces}
@@ -654,8 +697,10 @@ def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT
 
 def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = DEFAULT_MARGIN,
            targets: Sequence[str] | None = None, max_heap: int | None = None,
-           max_insns: int | None = None, jobs: int = 2, progress: bool = True) -> dict:
-    """Measure and decide for the trace files *paths* (any importable format)."""
+           max_insns: int | None = None, jobs: int = 2, progress: bool = True,
+           configure: str | None = None) -> dict:
+    """Measure and decide for the trace files *paths* (any importable format); *configure*
+    "heapkit": configure heapkit's best when a peer is recommended."""
     from . import engine
     from .importers import import_trace
     from .trace import Trace, write_trace
@@ -691,19 +736,49 @@ def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = D
                            + "; ".join(f"{k}: {v['error']}" for k, v in tgt.items()))
     detection = measure_detection(names)
     docs = [advise_trace(name, info[name], build_rows(name, table, host, tgt, detection, margin),
-                         tgt, margin, max_heap, max_insns) for name, _ in named]
+                         tgt, margin, max_heap, max_insns, configure) for name, _ in named]
     settings = {"margin": margin, "max_heap": max_heap, "max_instructions": max_insns,
-                "host_arena": "the heap with margin", "alloc": allocs}
+                "host_arena": "the heap with margin", "alloc": allocs, "configure": configure}
     return document(docs, tgt, detection, settings, library, engine.machine())
 
 
 # --------------------------------------------------------------------------
 # `heapkit advise`
 
-def text(doc: dict) -> list[str]:
-    """The advice as text: per trace the table, the front and the recommendation."""
-    tnames = [k for k, v in doc["targets"].items() if "error" not in v]
+def config_note(t: dict) -> str | None:
+    """What is configured for one trace, or why nothing is."""
+    cfg, pick = t.get("config"), t.get("recommendation")
+    if cfg and cfg["allocator"] == pick:
+        return f"configured below: {pick}"
+    if cfg:
+        return (f"configured below (--configure heapkit): {cfg['allocator']}, heapkit's best, "
+                f"not the recommendation")
+    if pick and t.get("heapkit_best"):
+        heap = next(r["heap"] for r in t["rows"] if r["allocator"] == pick)
+        return (f"not configured: {pick} is a peer (give it a {heap:,}-byte heap through its "
+                f"own API); --configure heapkit configures {t['heapkit_best']}")
+    return None
+
+
+def config_text(t: dict) -> list[str]:
+    """The configuration of one trace as printed: the C file, the FreeRTOS files."""
+    cfg = t.get("config") or {}
     out = []
+    if cfg.get("c"):
+        out.append(f"-- {t['trace']}: C ({cfg['allocator']})\n{cfg['c']}")
+    fr = cfg.get("freertos")
+    if fr:
+        out.append(f"-- {t['trace']}: FreeRTOS ({cfg['allocator']}): build {fr['heap_file']}; "
+                   f"FreeRTOSConfig.h:\n{fr['config']}")
+        out += [fr[key] for key in ("app", "source") if fr[key]]
+    return out
+
+
+def text(doc: dict, configuration: bool = False) -> list[str]:
+    """The advice as text: the rule, then per trace the table, the front, the one
+    recommendation and (with *configuration*) its C and FreeRTOS files."""
+    tnames = [k for k, v in doc["targets"].items() if "error" not in v]
+    out = [f"rule: {doc['rule']}", ""]
     lvl = doc["library"].get("hk_hardening")
     for t in doc["traces"]:
         axis = t["cost"]
@@ -751,12 +826,16 @@ def text(doc: dict) -> list[str]:
             out.append(f"left out: {why}")
         if t["recommendation"]:
             out.append("recommendation: " + t["reason"])
+            if t["family"] != "heapkit":
+                out.append(render.advice_gap_text(t))
         else:
             out.append("no recommendation: " + t.get("why_none", ""))
-        if "heapkit_pick" in t:
-            out.append("heapkit's own pick" + (" (configured below)" if t["heapkit_pick"] else "")
-                       + ": " + (t["heapkit_reason"] or "none"))
+        note = config_note(t)
+        if note:
+            out.append(note)
         out.append("")
+        if configuration:
+            out += config_text(t)
     if doc.get("detection_error"):
         out.append(f"misuse: not measured ({doc['detection_error']})")
     return out
@@ -816,19 +895,9 @@ def run(args) -> int:
         raise HeapkitError(f"--margin: {args.margin:g} is not a percentage from 0 to 1000")
     doc = advise(args.traces, allocs=args.alloc, margin=args.margin,
                  targets=parse_targets(args.target), max_heap=args.max_heap,
-                 max_insns=args.max_instructions, jobs=args.jobs, progress=True)
-    print("\n".join(text(doc)))
-    for t in doc["traces"]:
-        cfg = t.get("config") or {}
-        if cfg.get("c") and not args.out:
-            print(f"-- {t['trace']}: C ({cfg['allocator']})\n{cfg['c']}")
-        fr = cfg.get("freertos")
-        if fr and not args.out:
-            print(f"-- {t['trace']}: FreeRTOS: build {fr['heap_file']}; FreeRTOSConfig.h:\n"
-                  f"{fr['config']}")
-            for key in ("app", "source"):
-                if fr[key]:
-                    print(fr[key])
+                 max_insns=args.max_instructions, jobs=args.jobs, progress=True,
+                 configure=args.configure)
+    print("\n".join(text(doc, configuration=not args.out)))
     if args.json:
         try:
             Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

@@ -735,8 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "the smallest heap that never fails, host time per operation, the exact "
                        "worst-case instructions per call on Cortex-M3 and RV32 (QEMU, where "
                        "installed) and the misuse it detects at the library's HK_HARDENING; "
-                       "then the Pareto front of heap against worst case and a recommendation "
-                       "with its reason, as C and FreeRTOS configuration (docs/advise.md).")
+                       "then the Pareto front of heap against worst case and one recommendation "
+                       "per trace by the rule printed first, with its reason, as C and FreeRTOS "
+                       "configuration when it is heapkit's (docs/advise.md).")
     s.add_argument("traces", nargs="+", metavar="TRACE",
                    help="trace files (heapkit or any importable format)")
     s.add_argument("--alloc", metavar="A,B,...",
@@ -751,6 +752,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--target", metavar="cortex-m3|rv32|none",
                    help="where to count instructions, comma-separated (default: every target "
                    "whose QEMU and cross compiler are installed)")
+    s.add_argument("--configure", choices=["heapkit"],
+                   help="when a peer is recommended, configure heapkit's best by the same rule "
+                   "(default: configure only a heapkit recommendation)")
     s.add_argument("--json", metavar="FILE", help="write the advice as JSON")
     s.add_argument("--out", metavar="DIR",
                    help="write advice.json and per trace the C and FreeRTOS files")
