@@ -12,7 +12,7 @@ mallocs have no arena to size), advise measures
   (:func:`host_stats`);
 - where QEMU and the cross compilers are installed, the exact worst case in
   instructions per call on the emulated Cortex-M3 and RV32
-  (:func:`heapkit.target.bench`, -O2, the target's 3.5 MiB arena): the most
+  (:func:`heapkit.target.bench`, -O2, the target's arena): the most
   any malloc, aligned allocation or free of the trace took (calloc and
   realloc also copy or clear the caller's bytes, which is not the
   allocator's cost);
@@ -23,24 +23,28 @@ mallocs have no arena to size), advise measures
 
 From these, per trace: the Pareto front of smallest heap against worst-case
 cost (instructions on the first target measured; without a target the host's
-p99 time per call, which is noisy), and one recommendation (:func:`decide`):
+p99 time per call, which is noisy), and one recommendation (:func:`decide`) from
+every allocator measured, heapkit's and the peers', by the one rule :data:`RULE`
+(printed first, docs/advise.md):
 
-1. candidates are the allocators with a heap, that replay on the target
+1. candidates are the allocators with a heap, that replay on every target counted
    without a failure and that fit ``--max-heap`` (heap with margin) and
-   ``--max-instructions``; a target on whose arena no allocator replays the
-   trace without a failure does not count it (the host's p99 does);
+   ``--max-instructions``; a target whose arena is smaller than an allocator's
+   heap says nothing about it (its calls fail for the board);
 2. with ``--max-heap`` the heap is a budget: every candidate competes; else
    only those within :data:`HEAP_TOLERANCE` of the smallest candidate heap;
 3. among those, allocators whose worst case is bounded (:func:`growth`) come
-   first, then the lowest worst-case cost, then the smaller heap.
+   first, then the lowest worst-case cost, then the smaller heap, then the name.
 
-The recommendation is also written as configuration (:func:`snippets`): a C
-file that puts the heap in a static array and initialises it through the
-allocator's own API (include/heapkit/), a FreeRTOS configuration (which heap
-file: ports/freertos/heap_tlsf.c, heap_buddy.c, or a generated one on the
-catalog for the other heapkit allocators) and the JSON of the decision. When
-a peer wins, heapkit's own pick by the same rule is named next to it and is
-the one configured. docs/advise.md describes the output.
+The recommendation, when it is heapkit's, is also written as configuration
+(:func:`snippets`): a C file that puts the heap in a static array and initialises
+it through the allocator's own API (include/heapkit/), a FreeRTOS configuration
+(which heap file: ports/freertos/heap_tlsf.c, heap_buddy.c, or a generated one on
+the catalog for the other heapkit allocators) and the JSON of the decision. When
+a peer wins, the output says so and names heapkit's best (the first heapkit
+allocator of the same ranking) with the gap in heap and worst case; that one is
+configured only with ``--configure heapkit``. The text, the JSON, the snippets and
+the report's advice table all read the one decision :func:`advise_trace` makes.
 """
 
 from __future__ import annotations
@@ -365,8 +369,12 @@ RULE = ("among the allocators that replay the trace without a failed allocation 
         "heap, then the name")
 
 
-def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict]) -> str | None:
-    """Why *r* is left out for failing on a target (the cost axis's first), or None."""
+def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict],
+                    limits: dict[str, list[str]]) -> str | None:
+    """Why *r* is left out for failing on a target, or None. A target whose arena is smaller
+    than *r*'s heap says nothing about *r* (its calls there fail for the board): on the cost
+    axis's target *r* then has no count and is left out; on another target it is noted in
+    *limits* (target -> allocators) and kept."""
     for tname, t in sorted(r["targets"].items(), key=lambda kv: kv[0] != axis["target"]):
         if not t.get("failures"):
             continue
@@ -374,7 +382,10 @@ def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict]) -> str | None:
         title, arena = info.get("title", tname), info.get("arena")
         where = f"{title}'s {render.fmt_kib(arena)} arena" if arena else title
         if arena and r["min_heap"] > arena:
-            return f"{r['allocator']} needs more heap than {where}"
+            if tname == axis["target"]:
+                return f"{r['allocator']} needs more heap than {where}: no count"
+            limits.setdefault(where, []).append(r["allocator"])
+            continue
         return (f"{r['allocator']} fails {t['failures']:,} allocations on {where} (it needs "
                 f"{render.fmt_kib(r['min_heap'])} on the host)")
     return None
@@ -395,8 +406,9 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
         out["why_none"] = "no allocator replays this trace without a failed allocation at any heap size"
         return out
     cands, dropped = [], []
+    limits: dict[str, list[str]] = {}
     for r in measured:
-        why = _target_failure(r, axis, tinfo)
+        why = _target_failure(r, axis, tinfo, limits)
         if why:
             dropped.append(why)
         elif (r.get("host") or {}).get("failures"):
@@ -408,6 +420,9 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
         else:
             cands.append(r)
     out["dropped"] = dropped
+    out["board_limits"] = [f"{where} is smaller than the heap of {', '.join(names)}: their "
+                           "counts there describe failing calls and are not used"
+                           for where, names in limits.items()]
     if not cands:
         out["why_none"] = _over_budget(measured, axis, max_heap, max_insns, dropped)
         return out
@@ -824,6 +839,7 @@ def text(doc: dict, configuration: bool = False) -> list[str]:
                              f"{r['cost']:,.0f})" for r in front))
         for why in t.get("dropped") or []:
             out.append(f"left out: {why}")
+        out += t.get("board_limits") or []
         if t["recommendation"]:
             out.append("recommendation: " + t["reason"])
             if t["family"] != "heapkit":

@@ -603,6 +603,8 @@ def section_advice(data: dict, figs: Figures) -> str:
                                _advice_rows(t, counted), text_cols=[-1, -2]))
             if t.get("dropped"):
                 parts.append(cap("Left out of the recommendation: " + esc("; ".join(t["dropped"]))))
+            if t.get("board_limits"):
+                parts.append(cap(esc("; ".join(t["board_limits"])) + "."))
             parts.append("</details>")
     return "\n".join(parts)
 

@@ -173,7 +173,27 @@ def test_decide_leaves_out_what_fails_on_the_target():
     assert d["recommendation"] == "buddy"
     assert d["dropped"] == ["tlsf fails 977 allocations on Cortex-M3's 3,584.0 KiB arena "
                             "(it needs 97.7 KiB on the host)",
-                            "bump needs more heap than Cortex-M3's 3,584.0 KiB arena"]
+                            "bump needs more heap than Cortex-M3's 3,584.0 KiB arena: no count"]
+    assert d["board_limits"] == []
+
+
+def test_a_board_too_small_for_the_heap_does_not_decide():
+    """No allocator's heap fits the targets' arenas: their counts describe failing calls, so
+    the host's p99 decides and the failures leave nobody out."""
+    rows = [_row("tlsf", 4_000_000, 226, failures=900), _row("buddy", 4_100_000, 300, failures=5)]
+    for k, r in enumerate(rows):
+        r["host"].update(p99_ns=50.0 + k)
+        r["targets"]["rv32"] = {"worst": 200, "failures": 800}
+    targets = {"cortex-m3": {"title": "Cortex-M3", "arena": 3670016, "runs": {
+        ("t", r["allocator"]): r["targets"]["cortex-m3"] for r in rows}},
+               "rv32": {"title": "RV32IMAC", "arena": 3670016, "runs": {
+        ("t", r["allocator"]): r["targets"]["rv32"] for r in rows}}}
+    doc = adv.advise_trace("t", {"records": 10}, rows, targets, 25, None, None)
+    assert doc["cost"]["kind"] == "host-p99" and doc["recommendation"] == "tlsf"
+    assert doc["dropped"] == []
+    assert doc["board_limits"] == [
+        f"{t}'s 3,584.0 KiB arena is smaller than the heap of tlsf, buddy: their counts there "
+        "describe failing calls and are not used" for t in ("Cortex-M3", "RV32IMAC")]
 
 
 # --------------------------------------------------------------------------
