@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .errors import HeapkitError
 
-ARENA_SIZE = 3_670_016                  # 3.5 MiB: what the Cortex-M3's 4 MiB RAM leaves (stack, .data, .bss)
+ARENA_SIZE = 16 * 1024 * 1024          # the Cortex-M3 board's whole PSRAM
 
 
 @dataclass(frozen=True)
@@ -33,24 +33,25 @@ class Target:
     freertos_flags: tuple[str, ...]  # extra flags for heap_4/heap_5 (their port header's inline asm)
     libc: str                 # the C library's allocator: "newlib" or "picolibc"
     libc_members: tuple[str, ...]
-    work_section: str         # where trace_blob.S puts the work arrays
     arena_addr: int | None    # the arena's fixed address (--defsym), or None: a .bss array
+    arena_region: str         # where the arena lies
     max_arena: int
-    max_blob: int             # bytes of read-only memory left for the compact trace
-    max_work: int             # bytes for the work arrays
-    blob_region: str          # where the compact trace goes
-    work_region: str          # where the work arrays go
+    max_slots: int            # blocks live at once the driver's slot table holds (12 bytes each)
     packages: str             # Debian packages with the tools
 
-    def fits(self, meta: dict[str, int], blob_bytes: int) -> str | None:
-        """None when the trace fits the board, else why not."""
-        if blob_bytes > self.max_blob:
-            return (f"its compact form is {blob_bytes / 2**20:.1f} MiB, more than the "
-                    f"{self.max_blob / 2**20:.1f} MiB of {self.blob_region} left for it")
-        work = 8 * (meta["records"] + 1) + 12 * (meta["slots"] + 1)
-        if work > self.max_work:
-            return (f"its work arrays need {work / 2**20:.1f} MiB of the "
-                    f"{self.max_work / 2**20:.0f} MiB {self.work_region} budget")
+    def fits(self, meta: dict[str, int]) -> str | None:
+        """None when the trace fits the board, else why not. The trace streams in from
+        the host, so only its blocks live at once must fit, not its length."""
+        if meta["slots"] > self.max_slots:
+            return (f"it holds {meta['slots']:,} blocks live at once, more than the "
+                    f"{self.max_slots:,} the driver's table in {self.title} RAM holds")
+        return None
+
+    def holds(self, arena: int) -> str | None:
+        """None when *arena* bytes fit the board, else the one line that says it cannot."""
+        if arena > self.max_arena:
+            return (f"needs a {arena:,}-byte heap; the {self.title} board ({self.machine}) "
+                    f"holds at most {self.max_arena:,} ({self.arena_region})")
         return None
 
 
@@ -58,18 +59,16 @@ CORTEX_M3 = Target(
     name="cortex-m3", title="Cortex-M3", machine="QEMU mps2-an385", board="mps2-an385",
     cc="arm-none-eabi-gcc", size="arm-none-eabi-size", objdump="arm-none-eabi-objdump",
     qemu="qemu-system-arm", cpu_flags=("-mcpu=cortex-m3", "-mthumb"),
-    link_flags=("--specs=rdimon.specs", "-nostartfiles"),
+    link_flags=("--specs=rdimon.specs", "-nostartfiles", "-Wl,--defsym=__heap_in_ram=1"),
     measure="measure_m3.S", counter="counter_m3.c", counter_desc="SysTick read around each call",
     freertos_port="ARM_CM3", freertos_align=8, freertos_flags=(),
     libc="newlib",
     libc_members=("lib_a-mallocr.o", "lib_a-freer.o", "lib_a-reallocr.o", "lib_a-callocr.o",
                   "lib_a-malignr.o", "lib_a-malloc.o", "lib_a-mlock.o", "lib_a-sbrkr.o"),
-    work_section=".psram.tgt",
-    arena_addr=0x20040000,             # above .data + .bss (< 256 KiB), below the 64 KiB stack
+    arena_addr=0x21000000,             # all of PSRAM; newlib's heap moves to the 4 MiB RAM
+    arena_region="16 MiB PSRAM",
     max_arena=ARENA_SIZE,
-    max_blob=3_670_016,                # of the 4 MiB flash; code and rodata take < 200 KiB
-    max_work=12 * 1024 * 1024,         # of the 16 MiB PSRAM; newlib's heap gets the rest
-    blob_region="flash", work_region="PSRAM",
+    max_slots=1 << 17,                 # 1.5 MiB of the 4 MiB RAM; newlib's heap gets the rest
     packages="gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm")
 
 RV32 = Target(
@@ -84,12 +83,10 @@ RV32 = Target(
     libc="picolibc",
     libc_members=("nano-malloc-malloc.c.o", "nano-malloc-free.c.o", "nano-malloc-realloc.c.o",
                   "nano-malloc-calloc.c.o", "nano-malloc-memalign.c.o", "libc_picolib_picosbrk.c.o"),
-    work_section=".bss.tgt",
     arena_addr=None,                   # a .bss array of counter_rv32.c (128 MiB of RAM, all one region)
-    max_arena=32 * 1024 * 1024,
-    max_blob=32 * 1024 * 1024,
-    max_work=40 * 1024 * 1024,         # picolibc's heap gets what is left of the 128 MiB
-    blob_region="RAM", work_region="RAM",
+    arena_region="96 MiB of its 128 MiB RAM",
+    max_arena=96 * 1024 * 1024,
+    max_slots=1 << 19,                 # 6 MiB; picolibc's heap gets what is left of the 128 MiB
     packages="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc")
 
 TARGETS = {t.name: t for t in (CORTEX_M3, RV32)}

@@ -26,19 +26,21 @@ are the checkout's or, installed, the package's copy (:mod:`heapkit.native`):
    (``HK_HARDENING``, when asked for) and arena size, every source with the
    same compiler and flags (-ffunction-sections -fdata-sections -DNDEBUG);
    rebuilt when a source, header or flag changes;
-3. per trace: the .hkb converted to the driver's compact form (:func:`compact`,
-   ids replaced by reusable slots), assembled into trace_blob.S and linked
-   with the board port (ports/baremetal/<board>: startup, link.ld, runtime)
-   into one ELF per (trace, build);
-4. ports/baremetal/run-qemu.sh runs it; the JSON lines it prints and the raw
-   counts (one 32-bit word per record, written to the host through
-   semihosting) come back as a dict.
+3. the objects linked with the board port (ports/baremetal/<board>: startup,
+   link.ld, runtime) into one ELF per build;
+4. per trace: the .hkb converted to the driver's compact form (:func:`compact`,
+   ids replaced by reusable slots) in a host file, which the driver reads
+   through semihosting a chunk at a time, outside the measured windows;
+5. ports/baremetal/run-qemu.sh runs it; the JSON lines it prints and the raw
+   counts (one 32-bit word per record, written back to the host a chunk at a
+   time) come back as a dict.
 
-A trace fits when its compact form and its work arrays fit the board
-(:meth:`Target.fits`); larger traces are skipped, with the reason, not
-streamed. Every allocator gets the same arena (:data:`ARENA_SIZE` unless
-``--arena`` says otherwise), except the C library (the port's sbrk heap)
-and umm (256 KiB at most: 15-bit block indices).
+A trace of any length fits: only its blocks live at once must fit the
+driver's slot table (:meth:`Target.fits`). Every allocator gets the same
+arena (:data:`ARENA_SIZE`, 16 MiB, unless ``--arena`` says otherwise, up to
+the board's :attr:`Target.max_arena`), except the C library (the port's
+sbrk heap: on the Cortex-M3 what its 4 MiB RAM leaves) and umm (256 KiB at
+most: 15-bit block indices).
 """
 
 from __future__ import annotations
@@ -99,12 +101,6 @@ class TargetError(HeapkitError):
     """Building or running the target driver failed; the message says where."""
 
 
-# Kept for callers of the Cortex-M3-only module.
-MAX_BLOB_BYTES = CORTEX_M3.max_blob
-MAX_WORK_BYTES = CORTEX_M3.max_work
-TICKS_PER_INSN = 3.2
-
-
 def build_label(opt: str, hardening: int | None) -> str:
     """How results name one build: the level, plus the hardening level when one was asked for."""
     return opt if hardening is None else f"{opt}/h{hardening}"
@@ -161,9 +157,9 @@ def compact(trace: Trace) -> tuple[bytes, dict[str, int]]:
     return data, {"records": n, "slots": slots, "ids": trace.n_ids, "words": len(words)}
 
 
-def fits(meta: dict[str, int], blob_bytes: int, target: str | Target = CORTEX_M3) -> str | None:
+def fits(meta: dict[str, int], target: str | Target = CORTEX_M3) -> str | None:
     """None when the trace fits *target*'s board, else why not."""
-    return get_target(target).fits(meta, blob_bytes)
+    return get_target(target).fits(meta)
 
 
 # --------------------------------------------------------------------------
@@ -317,7 +313,7 @@ def build_objects(opt: str, jobs: int = 2, target: str | Target = CORTEX_M3, are
                           f"(install them: apt-get install {t.packages})")
     peers = peer_sources()
     sources = _sources(t, peers, arena, hardening, dmm_header)
-    flags = [*t.cpu_flags, opt, *COMMON_FLAGS, f"-DTGT_ARENA_SIZE={arena}"]
+    flags = [*t.cpu_flags, opt, *COMMON_FLAGS, f"-DTGT_ARENA_SIZE={arena}", f"-DTGT_MAX_SLOTS={t.max_slots}"]
     d = opt_dir(opt, t, arena, hardening, dmm_header)
     obj = d / "obj"
     stamp = d / "objects.stamp"
@@ -325,8 +321,9 @@ def build_objects(opt: str, jobs: int = 2, target: str | Target = CORTEX_M3, are
     objects = {name: obj / f"{name}.o" for name, _, _ in sources}
     info = {"dir": d, "objects": objects, "peers": sorted(peers), "flags": flags, "target": t,
             "opt": opt, "hardening": hardening, "arena": arena, "label": build_label(opt, hardening),
-            "fingerprint": fp}
-    if stamp.exists() and stamp.read_text() == fp and all(p.exists() for p in objects.values()):
+            "fingerprint": fp, "elf": d / "icount.elf"}
+    if stamp.exists() and stamp.read_text() == fp and all(p.exists() for p in objects.values()) \
+            and info["elf"].exists():
         return info
     obj.mkdir(parents=True, exist_ok=True)
 
@@ -337,38 +334,35 @@ def build_objects(opt: str, jobs: int = 2, target: str | Target = CORTEX_M3, are
 
     with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         list(ex.map(compile_one, sources))
+    _link(info)
     stamp.write_text(fp)
     (d / "allocators.json").unlink(missing_ok=True)
     return info
 
 
-def _link(info: dict[str, Any], blob_obj: Path, elf: Path) -> None:
+def _link(info: dict[str, Any]) -> None:
     t: Target = info["target"]
+    elf: Path = info["elf"]
     place = [] if t.arena_addr is None else [f"-Wl,--defsym=tgt_arena={t.arena_addr:#x}"]
     _run([t.cc, *info["flags"], *t.link_flags,
           "-T", str(PORT_DIR / t.board / "link.ld"), "-Wl,--gc-sections", *place,
-          *[str(p) for p in info["objects"].values()], str(blob_obj), "-o", str(elf)],
+          *[str(p) for p in info["objects"].values()], "-o", str(elf)],
          f"linking {elf.name} ({t.name})")
 
 
 def prepare_trace(name: str, trace: Trace, workdir: Path,
                   target: str | Target = CORTEX_M3) -> dict[str, Any]:
-    """Write the compact trace and assemble its blob object for *target*; returns its
-    metadata (``skipped`` holds the reason when it does not fit the board)."""
+    """Write the compact trace the driver streams in; returns its metadata (``hkc``, the
+    file; ``skipped`` holds the reason when it does not fit *target*'s board)."""
     t = get_target(target)
     data, meta = compact(trace)
-    meta = {"name": name, **meta, "blob_bytes": len(data), "skipped": t.fits(meta, len(data))}
+    meta = {"name": name, **meta, "hkc_bytes": len(data), "skipped": t.fits(meta)}
     if meta["skipped"]:
         return meta
     workdir.mkdir(parents=True, exist_ok=True)
     hkc = workdir / f"{_safe(name)}.hkc"
     hkc.write_bytes(data)
-    obj = workdir / f"{_safe(name)}.{t.name}.blob.o"
-    _run([t.cc, *t.cpu_flags, f'-DTGT_TRACE_FILE="{hkc}"', f"-DTGT_RECORDS={meta['records']}",
-          f"-DTGT_SLOTS={meta['slots']}", f"-DTGT_WORK_SECTION={t.work_section}",
-          "-c", str(TARGET_DIR / "trace_blob.S"), "-o", str(obj)],
-         f"assembling the trace {name} ({t.name})")
-    meta["blob_obj"] = str(obj)
+    meta["hkc"] = str(hkc)
     return meta
 
 
@@ -384,10 +378,7 @@ def allocators(info: dict[str, Any]) -> list[dict[str, Any]]:
         saved = json.loads(cache.read_text())
         if saved.get("fingerprint") == info["fingerprint"]:
             return saved["allocators"]
-    work = info["dir"] / "list"
-    meta = prepare_trace("empty", _empty_trace(), work, info["target"])
-    elf = work / "list.elf"
-    _link(info, Path(meta["blob_obj"]), elf)
+    elf = info["elf"]
     proc = _qemu(elf, ["--list"], timeout=120)
     if proc.returncode != 0:
         raise TargetError(f"{elf.name}: --list failed (status {proc.returncode}): {proc.stdout[-300:]}")
@@ -398,11 +389,6 @@ def allocators(info: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"name": parts[0], "family": parts[1], "optional": parts[2] == "optional"})
     cache.write_text(json.dumps({"fingerprint": info["fingerprint"], "allocators": out}))
     return out
-
-
-def _empty_trace() -> Trace:
-    from .trace import TraceBuilder
-    return TraceBuilder().build("empty")
 
 
 # --------------------------------------------------------------------------
@@ -421,18 +407,23 @@ def elf_target(elf: Path) -> Target:
     return _ELF_MACHINES[machine]
 
 
-def _qemu(elf: Path, args: Sequence[str], timeout: int) -> subprocess.CompletedProcess:
+def _qemu(elf: Path, args: Sequence[str], timeout: int, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, HK_QEMU_TIMEOUT=str(timeout))
     return subprocess.run([str(PORT_DIR / "run-qemu.sh"), elf_target(elf).board, str(elf), *args],
-                          capture_output=True, text=True, env=env, cwd=elf.parent)
+                          capture_output=True, text=True, env=env, cwd=cwd or elf.parent)
 
 
-def run_elf(elf: Path, allocs: Sequence[str] = (), counts_prefix: str | None = None,
+def run_elf(elf: Path, hkc: str | os.PathLike, allocs: Sequence[str] = (), counts_prefix: str | None = None,
             timeout: int = 1800) -> list[dict]:
-    """Run the driver in QEMU (the board its ELF was built for); its JSON lines (an error
-    line raises)."""
-    args = ([f"--counts={counts_prefix}"] if counts_prefix else []) + list(allocs)
-    proc = _qemu(elf, args, timeout)
+    """Run the driver in QEMU (the board its ELF was built for) on the compact trace *hkc*;
+    its JSON lines (an error line raises). The driver opens *hkc* and writes the counts
+    (*counts_prefix*, a folder with a trailing slash) through semihosting: QEMU runs in
+    *hkc*'s folder and both are passed relative to it, so no path holds a space."""
+    hkc = Path(hkc).resolve()
+    args = [f"--trace={hkc.name}"]
+    if counts_prefix:
+        args.append("--counts=" + os.path.relpath(counts_prefix, hkc.parent) + "/")
+    proc = _qemu(elf, args + list(allocs), timeout, cwd=hkc.parent)
     lines = []
     for line in proc.stdout.splitlines():
         if line.startswith("{"):
@@ -452,6 +443,31 @@ def run_elf(elf: Path, allocs: Sequence[str] = (), counts_prefix: str | None = N
 
 def read_counts(path: Path) -> np.ndarray:
     return np.fromfile(path, dtype="<u4")
+
+
+def checksum(words: np.ndarray) -> str:
+    """The driver's checksum of a run's count words (FNV-1a over whole words)."""
+    h = 2166136261
+    for w in words.tolist():
+        h = ((h ^ w) * 16777619) & 0xFFFFFFFF
+    return f"{h:08x}"
+
+
+def checked_counts(path: Path, result: dict) -> np.ndarray:
+    """The count words of one run, checked against what the driver saw as they streamed
+    past (its checksum and per-kind count, min, max and sum), so a count file cut short
+    or mixed up cannot pass for a measurement."""
+    words = read_counts(path) if path.exists() else np.zeros(0, dtype="<u4")
+    ok = len(words) == result["records"] and checksum(words) == result["checksum"]
+    kinds, counts = words >> 29, (words & COUNT_MASK).astype(np.int64)
+    for i, seen in enumerate(result["ops"].values()):
+        mine = counts[kinds == i]
+        ok = ok and len(mine) == seen["count"] and (len(mine) == 0 or (
+            int(mine.min()) == seen["min"] and int(mine.max()) == seen["max"] and int(mine.sum()) == seen["sum"]))
+    if not ok:
+        raise TargetError(f"{path.name}: the counts written to the host do not match the driver's "
+                          f"({len(words):,} words for {result['records']:,} records)")
+    return words
 
 
 def kind_stats(words: np.ndarray) -> dict[str, dict[str, Any]]:
@@ -542,8 +558,25 @@ def _libc_text(t: Target) -> int | None:
     return total or None
 
 
+LONG_TRACE = 50_000          # records: a trace at least this long spreads its allocators over the jobs
+RECORDS_PER_SECOND = 2_000   # a floor of QEMU's pace (seconds per run scale with records x allocators)
+
+
 def _chunks(names: Sequence[str], n: int = MAX_ALLOCS_PER_RUN) -> list[list[str]]:
     return [list(names[i:i + n]) for i in range(0, len(names), n)]
+
+
+def _per_run(allocs: int, records: int, jobs: int) -> int:
+    """Allocators per QEMU run: all in one (up to the command line's limit) for a short
+    trace, spread over *jobs* runs for a long one."""
+    if records < LONG_TRACE or jobs <= 1:
+        return MAX_ALLOCS_PER_RUN
+    return max(1, min(MAX_ALLOCS_PER_RUN, -(-allocs // jobs)))
+
+
+def _timeout(records: int, allocs: int) -> int:
+    """Seconds a run may take before it counts as hung."""
+    return max(1800, records * max(1, allocs) // RECORDS_PER_SECOND)
 
 
 def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
@@ -616,20 +649,19 @@ def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
             if m["only"] == []:
                 continue
             metas.append(m)
-        jobs_list = [(lab, m, selection(lab, m["only"])) for lab in labels for m in metas if not m["skipped"]]
-        jobs_list = [j for j in jobs_list if j[2]]
+        # A long trace's allocators are spread over the jobs (one QEMU each), a short
+        # trace's go into as few runs as the command line allows.
+        jobs_list = [(lab, m, chunk) for lab in labels for m in metas if not m["skipped"]
+                     for chunk in _chunks(selection(lab, m["only"]),
+                                          _per_run(len(selection(lab, m["only"])), m["records"], jobs))]
 
         def one(item):
             lab, m, names = item
             tdir = m["dir"] / _safe(lab)
             tdir.mkdir(parents=True, exist_ok=True)
-            elf = tdir / "icount.elf"
-            _link(infos[lab], Path(m["blob_obj"]), elf)
-            lines: list[dict] = []
-            for k, chunk in enumerate(_chunks(names)):
-                got = run_elf(elf, chunk, counts_prefix=str(tdir) + "/")
-                lines += [d for d in got if d["type"] != "end" and (k == 0 or d["type"] not in ("calibration", "trace"))]
-            return lab, m, tdir, lines
+            got = run_elf(infos[lab]["elf"], m["hkc"], names, counts_prefix=str(tdir) + "/",
+                          timeout=_timeout(m["records"], len(names)))
+            return lab, m, tdir, [d for d in got if d["type"] != "end"]
 
         results = []
         with _progress.bar(total=len(jobs_list), desc=t.name, unit="run", show=progress) as bar, \
@@ -640,13 +672,13 @@ def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
         calibration = None
         runs = []
         names: dict[str, list[str]] = {lab: [] for lab in labels}
-        for lab, m, tdir, lines in results:
+        for lab, m, tdir, lines in sorted(results, key=lambda r: labels.index(r[0])):
             info = infos[lab]
             for d in lines:
-                if d["type"] == "calibration" and (calibration is None or lab == labels[0]):
+                if d["type"] == "calibration" and calibration is None:
                     calibration = {k: v for k, v in d.items() if k != "type"}
                 elif d["type"] == "result":
-                    words = read_counts(tdir / f"{d['alloc']}.u32")
+                    words = checked_counts(tdir / f"{d['alloc']}.u32", d)
                     runs.append({"trace": m["name"], "opt": info["opt"], "hardening": info["hardening"],
                                  "build": lab, "allocator": d["alloc"], "family": d["family"],
                                  "directed": m["only"] is not None, "result": d, "stats": kind_stats(words)})
@@ -662,7 +694,7 @@ def bench(traces: Sequence[tuple], allocs: Sequence[str] | None = None,
     return {"kind": "heapkit-target", "version": 1, "target": t.name, "machine": t.machine,
             "arena": arena, "opts": list(opts), "hardening": list(hardening) if hardening else None,
             "builds": labels, "uniform": bool(uniform), "calibration": calibration,
-            "traces": [{k: v for k, v in m.items() if k not in ("blob_obj", "dir")} for m in metas],
+            "traces": [{k: v for k, v in m.items() if k not in ("hkc", "dir")} for m in metas],
             "skipped_traces": {m["name"]: m["skipped"] for m in metas if m["skipped"]},
             "runs": runs, "pooled": pooled,
             "text_bytes": {lab: text_bytes(infos[lab], names[lab]) for lab in labels}}
@@ -684,6 +716,7 @@ def pool_counts(results) -> dict[str, dict[str, dict[str, Any]]]:
 # --------------------------------------------------------------------------
 # Directed worst-case traces
 
+WORST_CASE_ARENA = 3_670_016  # the arena the counts below are for (3.5 MiB)
 SEQFIT_FRAGMENTS = 2000       # free fragments the seqfit searches walk (fewer in arenas under 256 KiB)
 BUDDY_MIN_BLOCKS = 120_000    # minimum blocks in a 3.5 MiB arena: more than every top-level block but the largest holds
 POOL_REQUESTS = 30_000        # more than the pools of a 3.5 MiB arena hold
@@ -691,7 +724,7 @@ POOL_BLOCK = 128              # worst-pool's requests: "pool" sizes its one pool
 TLSF_HELD_MAX = 16384         # the largest size held twice on the full-bitmap pass (3.5 MiB arena)
 
 
-def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[str]]]:
+def worst_case_traces(arena: int = WORST_CASE_ARENA) -> list[tuple[str, Trace, list[str]]]:
     """(name, trace, allocators) driving each heapkit allocator's worst-case path in an
     arena of *arena* bytes (the counts below are for the default 3.5 MiB and scale with it).
 
@@ -728,7 +761,7 @@ def worst_case_traces(arena: int = ARENA_SIZE) -> list[tuple[str, Trace, list[st
     """
     from .trace import TraceBuilder
     out: list[tuple[str, Trace, list[str]]] = []
-    scale = arena / ARENA_SIZE
+    scale = arena / WORST_CASE_ARENA
 
     b = TraceBuilder()
     small = [b.malloc(1) for _ in range(round(BUDDY_MIN_BLOCKS * scale))]

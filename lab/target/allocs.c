@@ -168,7 +168,7 @@ static int setup_tlsf_traced(tgt_heap_t *h, uint8_t *arena, size_t size, const v
 static int setup_pool(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
 {
     hk_status_t st;
-    hk_pool_t *pool = lab_fctma_pool(arena, size, tgt_trace[TGT_HKC_MAX_REQUEST_WORD], &st);
+    hk_pool_t *pool = lab_fctma_pool(arena, size, tgt_trace_header[TGT_HKC_MAX_REQUEST_WORD], &st);
     (void)arg;
     /* One ctx serves the direct calls (the pool) and hk_realloc (its heap, the pool's first member). */
     if (pool == NULL || (void *)hk_pool_heap(pool) != (void *)pool) {

@@ -11,11 +11,10 @@
  * million instructions) wraps it, and COUNTFLAG, read after the window,
  * says so.
  *
- * The arena sits at a fixed address of the 4 MiB RAM (tgt_arena, given to
- * the linker as --defsym by lab/heapkit/target.py), above .data and .bss
- * and below the stack, instead of in .bss: QEMU's ELF loader zero-fills
- * .bss at its load address in flash, and a multi-MiB .bss there would wrap
- * onto the code. tgt_arena_placed() checks the placement.
+ * The arena sits at a fixed address, the start of the board's 16 MiB PSRAM
+ * (tgt_arena, given to the linker as --defsym by lab/heapkit/target.py,
+ * which also moves the C library's heap into RAM with __heap_in_ram), so
+ * it may take all 16 MiB; tgt_arena_placed() checks the placement.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +25,7 @@
 #error "TGT_ARENA_SIZE must be defined"
 #endif
 
-extern char end[], __stack_bottom[];
+extern char __psram_end[], __psram_top[], __heap_end[];
 
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
@@ -62,6 +61,6 @@ void tgt_counter_describe(uint32_t empty_raw, uint32_t raw_1000)
 
 int tgt_arena_placed(void)
 {
-    return (uintptr_t)end <= (uintptr_t)tgt_arena &&
-           (uintptr_t)tgt_arena + TGT_ARENA_SIZE <= (uintptr_t)__stack_bottom;
+    return (uintptr_t)__psram_end <= (uintptr_t)tgt_arena && (uintptr_t)__heap_end <= (uintptr_t)tgt_arena &&
+           TGT_ARENA_SIZE <= (uintptr_t)__psram_top - (uintptr_t)tgt_arena;
 }

@@ -21,7 +21,8 @@
  * mtime ticks, about 33.4 million instructions) counts as overflowed.
  *
  * The arena is a .bss array (RAM is one 128 MiB region; nothing of the
- * image lies in the way), zeroed by the runtime at start like all of .bss.
+ * image lies in the way), zeroed by the runtime at start like all of .bss;
+ * the C library's heap is what RAM has left.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,29 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The instruction counter's driver, the same on every target (see
- * icount.h): replays the embedded trace against each allocator named on the
- * command line (every non-optional one by default), one after the other on
- * the same arena, and prints JSON lines on semihosting stdout for
- * lab/heapkit/target.py:
+ * icount.h): replays a compact trace, streamed from a host file, against
+ * each allocator named on the command line (every non-optional one by
+ * default), one after the other on the same arena, and prints JSON lines on
+ * semihosting stdout for lab/heapkit/target.py:
  *
  *   {"type":"calibration", ...}   the measuring window checked on callees of
  *                                 known length (0, 1 and 1000 instructions)
  *                                 and the bump probe (probe.c)
- *   {"type":"trace", ...}         the embedded trace
- *   {"type":"result", ...}        per allocator: count, min, p50, p99, p99.9,
- *                                 max (+ its record), sum and saturated per
- *                                 operation kind; failures; pattern
- *                                 corruptions; a checksum of every count
+ *   {"type":"trace", ...}         the trace's header
+ *   {"type":"result", ...}        per allocator: count, min, max (+ its
+ *                                 record), sum and saturated per operation
+ *                                 kind; failures; pattern corruptions; a
+ *                                 checksum of every count
  *   {"type":"skipped", ...}       an allocator that refused the arena
  *   {"type":"end", ...}
  *
- * Command line (semihosting): [--counts=PREFIX] [ALLOCATOR...] (default:
- * every allocator not marked optional: the uniform-layer variants but
- * tlsf-uniform, and the "selftest" family, run only when named), or
+ * Command line (semihosting): --trace=FILE [--counts=PREFIX] [ALLOCATOR...]
+ * (default: every allocator not marked optional: the uniform-layer variants
+ * but tlsf-uniform, and the "selftest" family, run only when named), or
  * --list (one line per allocator: name, family, "default" or "optional").
- * With --counts every count word is also written, through semihosting, to
- * the host file PREFIX<allocator>.u32 (little-endian, one word per record:
- * kind << 29 | instructions, kind 7 for a record that made no call).
+ * FILE is the compact trace on the host. With --counts every count word is
+ * also written, through semihosting, to the host file PREFIX<allocator>.u32
+ * (little-endian, one word per record: kind << 29 | instructions, kind 7
+ * for a record that made no call); the host takes the percentiles from it
+ * (nearest rank, as the host engine's timings).
  *
  * Measuring: the board's counter (counter_<target>.c) is armed before every
  * call, then read around it by measure_<target>.S; tgt_counter_insns()
@@ -35,10 +37,6 @@
  * included. A call long enough to wrap the counter (Cortex-M3: 2^24 ticks,
  * 5.2 million instructions; RV32: 2^32 ns, 33.5 million) saturates
  * (reported).
- *
- * Every operation's count is kept (tgt_counts, one word per record: kind in
- * the top 3 bits, count below); the percentiles are nearest-rank over the
- * sorted counts of one kind, as the host engine's timings are.
  *
  * Checks (outside the measured window): every block is filled with a
  * pattern unique to it and verified before it is freed or reallocated (and
@@ -54,8 +52,8 @@
 #include "heapkit/heapkit.h"
 #include "icount.h"
 
-#ifndef TGT_ARENA_SIZE
-#error "TGT_ARENA_SIZE must be defined"
+#if !defined(TGT_ARENA_SIZE) || !defined(TGT_MAX_SLOTS)
+#error "TGT_ARENA_SIZE and TGT_MAX_SLOTS must be defined"
 #endif
 
 #define KIND_SHIFT 29u
@@ -107,6 +105,98 @@ static int calibrate(uint32_t *empty_raw)
     return 0;
 }
 
+/* ---- the trace, streamed from the host -------------------------------- */
+
+/*
+ * The compact trace is read from a host file through semihosting, a chunk
+ * at a time and never inside a measured window, so a trace may be longer
+ * than the board's memory: only the live blocks' slots (TGT_MAX_SLOTS) must
+ * fit. The counts go back the same way, a chunk at a time.
+ */
+#define CHUNK_WORDS 8192u
+
+uint32_t tgt_trace_header[TGT_HKC_HEADER_WORDS];
+static uint32_t slot_words[3u * TGT_MAX_SLOTS];
+static uint32_t trace_chunk[CHUNK_WORDS];
+static uint32_t count_chunk[CHUNK_WORDS];
+
+typedef struct stream {
+    int fd;
+    uint32_t at;          /* next word in trace_chunk */
+    uint32_t have;        /* words in trace_chunk */
+    uint32_t words_left;  /* payload words not yet read from the file */
+} stream_t;
+
+static uint32_t *slot_of(uint32_t s) { return &slot_words[3u * s]; }
+
+/* Reads up to n bytes; the bytes read, short only at the end of the file or on an error. */
+static size_t read_fully(int fd, void *buf, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t got = read(fd, (uint8_t *)buf + done, n - done);
+        if (got <= 0) {
+            break;
+        }
+        done += (size_t)got;
+    }
+    return done;
+}
+
+static int write_fully(int fd, const void *buf, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t put = write(fd, (const uint8_t *)buf + done, n - done);
+        if (put <= 0) {
+            return -1;
+        }
+        done += (size_t)put;
+    }
+    return 0;
+}
+
+/* Opens the trace and reads its header into tgt_trace_header; NULL when fine, else why not. */
+static const char *open_trace(stream_t *st, const char *path)
+{
+    st->fd = open(path, O_RDONLY);
+    st->at = st->have = 0;
+    if (st->fd < 0) {
+        return "cannot open the trace file on the host";
+    }
+    if (read_fully(st->fd, tgt_trace_header, sizeof(tgt_trace_header)) != sizeof(tgt_trace_header) ||
+        tgt_trace_header[0] != TGT_HKC_MAGIC || tgt_trace_header[1] != TGT_HKC_VERSION) {
+        close(st->fd);
+        return "the trace file is not a compact trace (bad magic or version)";
+    }
+    if (tgt_trace_header[3] > TGT_MAX_SLOTS) {
+        close(st->fd);
+        return "the trace holds more blocks live at once than the driver's slot table";
+    }
+    st->words_left = tgt_trace_header[4];
+    return NULL;
+}
+
+/* The next words of the payload, at least `need` of them unless the payload ends first; *avail says how many. */
+static const uint32_t *trace_words(stream_t *st, uint32_t need, uint32_t *avail)
+{
+    if (st->have - st->at < need && st->words_left != 0) {
+        uint32_t keep = st->have - st->at;
+        uint32_t want = CHUNK_WORDS - keep;
+        size_t got;
+        memmove(trace_chunk, trace_chunk + st->at, keep * 4u);
+        if (want > st->words_left) {
+            want = st->words_left;
+        }
+        got = read_fully(st->fd, trace_chunk + keep, want * 4u) / 4u;
+        st->words_left = got == want ? st->words_left - want : 0;
+        st->at = 0;
+        st->have = keep + (uint32_t)got;
+    }
+    *avail = st->have - st->at;
+    return trace_chunk + st->at;
+}
+
 /* ---- one replay ------------------------------------------------------- */
 
 typedef struct replay {
@@ -124,8 +214,6 @@ typedef struct replay {
     uint32_t max_record[TGT_KINDS];
     uint32_t max_count[TGT_KINDS];
 } replay_t;
-
-static uint32_t *slot_of(uint32_t s) { return &tgt_slot_words[3u * s]; }
 
 static uint32_t seed_of(uint32_t seq)
 {
@@ -231,8 +319,8 @@ static void lost_allocation(replay_t *r, int kind, uint32_t size)
     }
 }
 
-/* One record at word w; returns the words it took, its count word in *out. */
-static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
+/* One record at word w, of `avail` words there; returns the words it took (0: malformed), its count word in *out. */
+static uint32_t step(replay_t *r, const uint32_t *w, uint32_t avail, uint32_t *out)
 {
     const tgt_heap_t *h = r->h;
     uint32_t op = w[0] & 7u;
@@ -240,9 +328,12 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
     uint32_t *slot = slot_of(s);
     uint32_t n = 0;
     uint32_t kind = KIND_NONE;
-    uint32_t words = 2;
+    uint32_t words = op == TGT_OP_FREE ? 1u : (op == TGT_OP_CALLOC || op == TGT_OP_ALIGNED) ? 3u : 2u;
     uintptr_t p = 0;
 
+    if (words > avail) {
+        return 0;
+    }
     switch (op) {
     case TGT_OP_MALLOC:
         kind = TGT_K_MALLOC;
@@ -255,7 +346,6 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
         }
         break;
     case TGT_OP_FREE:
-        words = 1;
         if (slot[0] == 0) {
             r->skipped_frees++;
             break;
@@ -269,7 +359,6 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
         break;
     case TGT_OP_CALLOC: {
         uint32_t total = w[1] * w[2];
-        words = 3;
         kind = TGT_K_CALLOC;
         if (h->calloc_fn != NULL) {
             n = call(r, h->calloc_fn, w[2], w[1], &p);
@@ -288,7 +377,6 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
         break;
     }
     case TGT_OP_ALIGNED:
-        words = 3;
         kind = TGT_K_ALIGNED;
         if (h->aligned_fn != NULL) {
             n = call(r, h->aligned_fn, w[2], w[1], &p);
@@ -352,88 +440,49 @@ static uint32_t step(replay_t *r, const uint32_t *w, uint32_t *out)
 
 /* ---- statistics ------------------------------------------------------- */
 
-static void sift_down(uint32_t *a, size_t root, size_t n)
+/*
+ * Kept as the counts stream past: what needs no sorting. The percentiles
+ * come from the counts file on the host (lab/heapkit/target.py), which
+ * checks it against the checksum and these figures.
+ */
+typedef struct kind_stats {
+    uint32_t count;
+    uint32_t min;
+    uint32_t max;
+    uint32_t max_record;
+    uint32_t saturated;
+    uint64_t sum;
+} kind_stats_t;
+
+static void note_count(kind_stats_t *ks, uint32_t word, uint32_t record)
 {
-    for (;;) {
-        size_t child = 2u * root + 1u;
-        uint32_t t;
-        if (child >= n) {
-            return;
-        }
-        if (child + 1u < n && a[child + 1u] > a[child]) {
-            child++;
-        }
-        if (a[root] >= a[child]) {
-            return;
-        }
-        t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-        root = child;
+    uint32_t c = word & COUNT_MASK;
+    if (ks->count == 0 || c < ks->min) {
+        ks->min = c;
     }
+    if (ks->count == 0 || c > ks->max) {
+        ks->max = c;
+        ks->max_record = record;
+    }
+    ks->count++;
+    ks->sum += c;
+    ks->saturated += c == COUNT_SATURATED;
 }
 
-static void heap_sort(uint32_t *a, size_t n)
+static void print_kind(const kind_stats_t *ks, uint32_t kind, int first)
 {
-    size_t i;
-    for (i = n / 2u; i-- > 0;) {
-        sift_down(a, i, n);
-    }
-    for (i = n; i-- > 1;) {
-        uint32_t t = a[0];
-        a[0] = a[i];
-        a[i] = t;
-        sift_down(a, 0, i);
-    }
-}
-
-/* Nearest rank: the smallest value with at least per_mille / 1000 of the values at or below it. */
-static uint32_t rank(const uint32_t *sorted, size_t n, uint32_t per_mille)
-{
-    size_t k = (size_t)(((uint64_t)n * per_mille + 999u) / 1000u);
-    return sorted[k == 0 ? 0 : k - 1u];
-}
-
-static void print_kind(const replay_t *r, uint32_t kind, size_t records, int first)
-{
-    size_t n = 0;
-    size_t i;
-    uint64_t sum = 0;
-    uint32_t saturated = 0;
-    for (i = 0; i < records; i++) {
-        if (tgt_counts[i] >> KIND_SHIFT == kind) {
-            uint32_t c = tgt_counts[i] & COUNT_MASK;
-            tgt_scratch[n++] = c;
-            sum += c;
-            saturated += c == COUNT_SATURATED;
-        }
-    }
-    printf("%s\"%s\":{\"count\":%lu", first ? "" : ",", kind_names[kind], (unsigned long)n);
-    if (n == 0) {
-        printf(",\"min\":null,\"p50\":null,\"p99\":null,\"p999\":null,\"max\":null,\"max_record\":null,"
-               "\"sum\":0,\"saturated\":0}");
+    printf("%s\"%s\":{\"count\":%lu", first ? "" : ",", kind_names[kind], (unsigned long)ks->count);
+    if (ks->count == 0) {
+        printf(",\"min\":null,\"max\":null,\"max_record\":null,\"sum\":0,\"saturated\":0}");
         return;
     }
-    heap_sort(tgt_scratch, n);
-    printf(",\"min\":%lu,\"p50\":%lu,\"p99\":%lu,\"p999\":%lu,\"max\":%lu,\"max_record\":%lu,\"sum\":%llu,"
-           "\"saturated\":%lu}",
-           (unsigned long)tgt_scratch[0], (unsigned long)rank(tgt_scratch, n, 500),
-           (unsigned long)rank(tgt_scratch, n, 990), (unsigned long)rank(tgt_scratch, n, 999),
-           (unsigned long)tgt_scratch[n - 1u], (unsigned long)r->max_record[kind], (unsigned long long)sum,
-           (unsigned long)saturated);
+    printf(",\"min\":%lu,\"max\":%lu,\"max_record\":%lu,\"sum\":%llu,\"saturated\":%lu}", (unsigned long)ks->min,
+           (unsigned long)ks->max, (unsigned long)ks->max_record, (unsigned long long)ks->sum,
+           (unsigned long)ks->saturated);
 }
 
-static uint32_t checksum(size_t records)
-{
-    uint32_t h = 2166136261u;
-    size_t i;
-    for (i = 0; i < records; i++) {
-        h = (h ^ tgt_counts[i]) * 16777619u;
-    }
-    return h;
-}
-
-static void print_result(const tgt_alloc_t *a, const tgt_heap_t *h, const replay_t *r, size_t records)
+static void print_result(const tgt_alloc_t *a, const tgt_heap_t *h, const replay_t *r, const kind_stats_t *ks,
+                         uint32_t records, uint32_t checksum)
 {
     uint32_t total = 0;
     uint32_t k;
@@ -443,7 +492,7 @@ static void print_result(const tgt_alloc_t *a, const tgt_heap_t *h, const replay
     printf("{\"type\":\"result\",\"alloc\":\"%s\",\"family\":\"%s\",\"records\":%lu,\"ops\":{", a->name, a->family,
            (unsigned long)records);
     for (k = 0; k < TGT_KINDS; k++) {
-        print_kind(r, k, records, k == 0);
+        print_kind(&ks[k], k, k == 0);
     }
     printf("},\"emulated\":{\"realloc\":%s,\"calloc\":%s,\"aligned\":%s}", h->realloc_fn ? "false" : "true",
            h->calloc_fn ? "false" : "true", h->aligned_fn ? "false" : "true");
@@ -456,93 +505,101 @@ static void print_result(const tgt_alloc_t *a, const tgt_heap_t *h, const replay
     printf(",\"errors\":{\"corrupt_blocks\":%lu,\"calloc_not_zero\":%lu,\"misaligned\":%lu,\"bad_blocks\":%lu}",
            (unsigned long)r->corrupt_blocks, (unsigned long)r->calloc_not_zero, (unsigned long)r->misaligned,
            (unsigned long)r->bad_blocks);
-    printf(",\"checksum\":\"%08lx\"}\n", (unsigned long)checksum(records));
+    printf(",\"checksum\":\"%08lx\"}\n", (unsigned long)checksum);
 }
 
 /* ---- the run ---------------------------------------------------------- */
 
+static const char *trace_path;
 static const char *counts_prefix;
 
-/* PREFIX<name>.u32 on the host; 0 when written. */
-static int dump_counts(const char *name, size_t records)
+static int run_error(const tgt_alloc_t *a, const char *message, uint32_t record)
+{
+    printf("{\"type\":\"error\",\"alloc\":\"%s\",\"message\":\"%s (record %lu)\"}\n", a->name, message,
+           (unsigned long)record);
+    return 2;
+}
+
+/* PREFIX<name>.u32 on the host, opened for the counts; -1 when it cannot be. */
+static int open_counts(const char *name)
 {
     char path[256];
-    int fd;
-    size_t done = 0;
     if ((size_t)snprintf(path, sizeof(path), "%s%s.u32", counts_prefix, name) >= sizeof(path)) {
         return -1;
     }
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        return -1;
-    }
-    while (done < records * 4u) {
-        ssize_t n = write(fd, (const uint8_t *)tgt_counts + done, records * 4u - done);
-        if (n <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)n;
-    }
-    return close(fd);
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 }
 
-static int run_one(const tgt_alloc_t *a, size_t records)
+static int run_one(const tgt_alloc_t *a)
 {
     tgt_heap_t h;
     replay_t r;
-    const uint32_t *w = tgt_trace + TGT_HKC_HEADER_WORDS;
-    const uint32_t *last = w + tgt_trace[4];
-    size_t i;
+    stream_t st;
+    kind_stats_t ks[TGT_KINDS];
+    const char *why;
+    uint32_t records;
+    uint32_t i;
+    uint32_t pending = 0;
+    uint32_t sum = 2166136261u;
+    int counts_fd = -1;
 
     memset(&h, 0, sizeof(h));
     memset(&r, 0, sizeof(r));
+    memset(ks, 0, sizeof(ks));
+    if ((why = open_trace(&st, trace_path)) != NULL) {
+        return run_error(a, why, 0);
+    }
+    records = tgt_trace_header[2];
     h.lo = tgt_arena;
     h.hi = tgt_arena + TGT_ARENA_SIZE;
     if (a->setup(&h, tgt_arena, TGT_ARENA_SIZE, a->arg) != 0) {
+        close(st.fd);
         printf("{\"type\":\"skipped\",\"alloc\":\"%s\",\"reason\":\"setup refused the arena or ran twice\"}\n",
                a->name);
         return 0;
     }
+    if (counts_prefix != NULL && (counts_fd = open_counts(a->name)) < 0) {
+        close(st.fd);
+        return run_error(a, "cannot write its counts file on the host", 0);
+    }
     r.h = &h;
-    memset(tgt_slot_words, 0, 12u * tgt_trace[3]);
+    memset(slot_words, 0, 12u * tgt_trace_header[3]);
     for (i = 0; i < records; i++) {
-        uint32_t kind;
-        uint32_t words = w < last ? step(&r, w, &tgt_counts[i]) : 0;
-        if (words == 0) {
-            printf("{\"type\":\"error\",\"alloc\":\"%s\",\"message\":\"embedded trace: record %lu is malformed\"}\n",
-                   a->name, (unsigned long)i);
-            return 2;
+        uint32_t avail;
+        const uint32_t *w = trace_words(&st, 3, &avail);
+        uint32_t word = 0;
+        uint32_t used = avail != 0 && (w[0] >> 3) < tgt_trace_header[3] ? step(&r, w, avail, &word) : 0;
+        uint32_t kind = word >> KIND_SHIFT;
+        if (used == 0) {
+            close(st.fd);
+            if (counts_fd >= 0) {
+                close(counts_fd);
+            }
+            return run_error(a, "the trace is malformed or truncated", i);
         }
-        w += words;
+        st.at += used;
         if (h.settle != NULL) {
             h.settle();
         }
-        kind = tgt_counts[i] >> KIND_SHIFT;
-        if (kind < TGT_KINDS && (tgt_counts[i] & COUNT_MASK) > r.max_count[kind]) {
-            r.max_count[kind] = tgt_counts[i] & COUNT_MASK;
-            r.max_record[kind] = (uint32_t)i;
+        if (kind < TGT_KINDS) {
+            note_count(&ks[kind], word, i);
+        }
+        sum = (sum ^ word) * 16777619u;
+        count_chunk[pending++] = word;
+        if (pending == CHUNK_WORDS || i + 1u == records) {
+            if (counts_fd >= 0 && write_fully(counts_fd, count_chunk, pending * 4u) != 0) {
+                close(st.fd);
+                close(counts_fd);
+                return run_error(a, "cannot write its counts file on the host", i);
+            }
+            pending = 0;
         }
     }
-    print_result(a, &h, &r, records);
-    if (counts_prefix != NULL && dump_counts(a->name, records) != 0) {
-        printf("{\"type\":\"error\",\"alloc\":\"%s\",\"message\":\"cannot write %s%s.u32 on the host\"}\n",
-               a->name, counts_prefix, a->name);
-        return 1;
+    close(st.fd);
+    if (counts_fd >= 0 && close(counts_fd) != 0) {
+        return run_error(a, "cannot write its counts file on the host", records);
     }
-    return 0;
-}
-
-static int check_trace(void)
-{
-    if (tgt_trace[0] != TGT_HKC_MAGIC || tgt_trace[1] != TGT_HKC_VERSION) {
-        printf("{\"type\":\"error\",\"message\":\"embedded trace: bad magic or version\"}\n");
-        return -1;
-    }
-    if (tgt_trace[2] > tgt_trace_capacity[0] || tgt_trace[3] > tgt_trace_capacity[1]) {
-        printf("{\"type\":\"error\",\"message\":\"embedded trace: larger than the arrays built for it\"}\n");
-        return -1;
-    }
+    print_result(a, &h, &r, ks, records, sum);
     return 0;
 }
 
@@ -578,13 +635,14 @@ static void print_calibration(uint32_t empty_raw)
 int main(int argc, char **argv)
 {
     uint32_t empty_raw = 0;
-    size_t records;
+    stream_t st;
+    const char *why;
     int i;
     int rc = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 256);
     if (!tgt_arena_placed()) {
-        printf("{\"type\":\"error\",\"message\":\"the arena overlaps .bss or the stack\"}\n");
+        printf("{\"type\":\"error\",\"message\":\"the arena overlaps .bss, the stack or the heap\"}\n");
         return 2;
     }
     if (argc > 1 && strcmp(argv[1], "--list") == 0) {
@@ -595,10 +653,19 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    if (argc > 1 && strncmp(argv[1], "--counts=", 9) == 0) {
-        counts_prefix = argv[1] + 9;
-        argv++;
-        argc--;
+    for (; argc > 1 && strncmp(argv[1], "--", 2) == 0; argc--, argv++) {
+        if (strncmp(argv[1], "--trace=", 8) == 0) {
+            trace_path = argv[1] + 8;
+        } else if (strncmp(argv[1], "--counts=", 9) == 0) {
+            counts_prefix = argv[1] + 9;
+        } else {
+            printf("{\"type\":\"error\",\"message\":\"unknown option '%s'\"}\n", argv[1]);
+            return 2;
+        }
+    }
+    if (trace_path == NULL) {
+        printf("{\"type\":\"error\",\"message\":\"no --trace=FILE given\"}\n");
+        return 2;
     }
     for (i = 1; i < argc; i++) {
         if (find_alloc(argv[i]) == NULL) {
@@ -612,21 +679,23 @@ int main(int argc, char **argv)
         return 3;
     }
     print_calibration(empty_raw);
-    if (check_trace() != 0) {
+    if ((why = open_trace(&st, trace_path)) != NULL) {
+        printf("{\"type\":\"error\",\"message\":\"%s: %s\"}\n", trace_path, why);
         return 2;
     }
-    records = tgt_trace[2];
-    printf("{\"type\":\"trace\",\"records\":%lu,\"slots\":%lu,\"ids\":%lu,\"arena\":%lu}\n", (unsigned long)records,
-           (unsigned long)tgt_trace[3], (unsigned long)tgt_trace[5], (unsigned long)TGT_ARENA_SIZE);
+    close(st.fd);
+    printf("{\"type\":\"trace\",\"records\":%lu,\"slots\":%lu,\"ids\":%lu,\"arena\":%lu,\"max_slots\":%lu}\n",
+           (unsigned long)tgt_trace_header[2], (unsigned long)tgt_trace_header[3],
+           (unsigned long)tgt_trace_header[5], (unsigned long)TGT_ARENA_SIZE, (unsigned long)TGT_MAX_SLOTS);
     if (argc > 1) {
         for (i = 1; i < argc && rc == 0; i++) {
-            rc = run_one(find_alloc(argv[i]), records);
+            rc = run_one(find_alloc(argv[i]));
         }
     } else {
         size_t k;
         for (k = 0; k < tgt_alloc_count() && rc == 0; k++) {
             if (!tgt_alloc_at(k)->optional) {
-                rc = run_one(tgt_alloc_at(k), records);
+                rc = run_one(tgt_alloc_at(k));
             }
         }
     }

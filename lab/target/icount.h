@@ -13,8 +13,8 @@
  *   rv32       QEMU virt, RV32IMAC, -icount shift=7: the minstret CSR read
  *              around each call (measure_rv32.S, counter_rv32.c).
  *
- * The embedded trace (.hkc, "compact trace", written by
- * lab/heapkit/target.py from a .hkb) replaces the trace's dense ids by
+ * The compact trace (.hkc, written by lab/heapkit/target.py from a .hkb and
+ * read by the driver from the host, a chunk at a time) replaces the trace's dense ids by
  * slots: a slot is reused once its block is freed, so the driver's table of
  * live blocks is as long as the most blocks ever live at once, not the
  * number of ids. Little-endian 32-bit words:
@@ -115,8 +115,8 @@ extern uintptr_t tgt_measure_result;
  *   tgt_counter_insns(raw)    raw units to instructions, rounded;
  *   tgt_counter_describe()    the calibration line's fields naming the
  *                             counter (printed after a comma, no braces);
- *   tgt_arena_placed()        nonzero when tgt_arena clears .data, .bss
- *                             and the stack.
+ *   tgt_arena_placed()        nonzero when tgt_arena clears .data, .bss,
+ *                             the stack and the C library's heap.
  */
 void tgt_counter_start(void);
 void tgt_counter_arm(void);
@@ -128,11 +128,7 @@ int tgt_arena_placed(void);
 /* probe.c: the trivial allocator the calibration is checked against. */
 void *tgt_probe_bump_malloc(size_t size);
 
-/* trace_blob.S: the embedded trace and the work arrays sized for it. */
-extern const uint32_t tgt_trace[];
-extern const uint32_t tgt_trace_capacity[2]; /* records, slots the arrays below hold */
-extern uint32_t tgt_counts[];
-extern uint32_t tgt_scratch[];
-extern uint32_t tgt_slot_words[]; /* 3 words per slot: pointer, size, pattern seed */
+/* icount.c: the header of the trace being replayed (TGT_HKC_MAX_REQUEST_WORD sizes the pool entry's block). */
+extern uint32_t tgt_trace_header[TGT_HKC_HEADER_WORDS];
 
 #endif
