@@ -936,6 +936,8 @@ def section_target(docs: Sequence[dict]) -> str:
     for data in docs:
         t = get_target(data.get("target", "cortex-m3"))
         host: dict[str, dict[str, list[float]]] = {}
+        step = max((h["step_ns"] for h in data.get("host") or [] if h.get("step_ns")),
+                   default=None)
         for h in data.get("host") or []:
             d = host.setdefault(h["allocator"], {"malloc": [], "free": []})
             for k in ("malloc", "free"):
@@ -954,7 +956,7 @@ def section_target(docs: Sequence[dict]) -> str:
                              fmt_int(r["worst_malloc"]), fmt_int(r["worst_free"]),
                              fmt_int(r["text"]), fmt_int(r["failures"]),
                              (fmt_int(r["corrupt"]), "bad") if r["corrupt"] else "0",
-                             fmt_ns(med.get("malloc")), fmt_ns(med.get("free"))])
+                             fmt_ns(med.get("malloc"), step), fmt_ns(med.get("free"), step)])
             heading = build if t is CORTEX_M3 else f"{t.title}, {build}"
             out.append(f"<h3>{esc(heading)}</h3>")
             out.append(table(["allocator", "malloc p50", "malloc max", "free p50", "free max",

@@ -311,7 +311,7 @@ def kth_release_rows(data: dict) -> list[list[str]]:
         rows.append([c["name"], f"{c['peak_mapped'] / 1024:.0f}", f"{c['final_mapped'] / 1024:.0f}",
                      f"{c['final_used'] / 1024:.0f}",
                      str(c.get("region_maps", "")), str(c.get("region_unmaps", "")),
-                     f"{c['malloc_p50']:.0f}", f"{c['malloc_mean']:.0f}", f"{c['free_mean']:.0f}",
+                     fmt_ns(c["malloc_p50"]), fmt_ns(c["malloc_mean"]), fmt_ns(c["free_mean"]),
                      f"{c['wall_ms']:.0f}"])
     return rows
 
