@@ -357,8 +357,12 @@ def pareto(points: Sequence[tuple[str, float, float]]) -> list[str]:
 
 
 def _pct(a: float, b: float) -> str:
+    """|a - b| as a percentage of b, with the digits that keep a small difference from
+    reading as 0."""
     v = 100.0 * abs(a - b) / b
-    return f"{v:.0f} %" if v >= 1 else f"{v:.1f} %"
+    if v >= 1:
+        return f"{v:.0f} %"
+    return f"{v:.1f} %" if v >= 0.1 else f"{v:.2f} %" if v >= 0.01 else "< 0.01 %"
 
 
 RULE = ("among the allocators that replay the trace without a failed allocation (on the host "
@@ -399,6 +403,7 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
     measured = [r for r in rows if r.get("min_heap") and row_cost(r, axis) is not None]
     front = pareto([(r["allocator"], r["min_heap"], row_cost(r, axis)) for r in measured])
     out: dict[str, Any] = {"front": front, "recommendation": None, "ranking": []}
+    uncounted = [r["allocator"] for r in rows if r.get("min_heap") and r not in measured]
     if max_insns is not None and axis["kind"] != "instructions":
         out["why_none"] = "--max-instructions: no instruction counts for this trace"
         return out
@@ -419,6 +424,8 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
             continue
         else:
             cands.append(r)
+    if uncounted:
+        dropped.append(f"{', '.join(uncounted)}: no {axis['label']} (not measured there)")
     out["dropped"] = dropped
     out["board_limits"] = [f"{where} is smaller than the heap of {', '.join(names)}: their "
                            "counts there describe failing calls and are not used"
