@@ -367,10 +367,10 @@ def _pct(a: float, b: float) -> str:
 
 RULE = ("among the allocators that replay the trace without a failed allocation (on the host "
         "at the heap with margin and on every target counted) and fit the budgets, those whose "
-        f"smallest heap is within {HEAP_TOLERANCE * 100:.0f} % of the smallest compete (with --max-heap, "
-        "every one within it); a bounded worst case comes first, then the lowest worst case "
-        "(instructions on the first target counted, else the host's p99), then the smaller "
-        "heap, then the name")
+        f"smallest heap is within {HEAP_TOLERANCE * 100:.0f} % of the smallest compete (with "
+        "--max-heap, every one within it); a bounded worst case comes first, then the lowest "
+        "worst case (instructions on the first target counted, else the host's p99), then the "
+        "smaller heap, then the name")
 
 
 def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict],
@@ -408,7 +408,7 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
         out["why_none"] = "--max-instructions: no instruction counts for this trace"
         return out
     if not measured:
-        out["why_none"] = "no allocator replays this trace without a failed allocation at any heap size"
+        out["why_none"] = "no allocator replays this trace without a failure at any heap size"
         return out
     cands, dropped = [], []
     limits: dict[str, list[str]] = {}
@@ -770,11 +770,13 @@ def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = D
 def config_note(t: dict) -> str | None:
     """What is configured for one trace, or why nothing is."""
     cfg, pick = t.get("config"), t.get("recommendation")
+    if cfg and not (cfg["c"] or cfg["freertos"]):
+        return f"not configured: advise writes no C or FreeRTOS file for {cfg['allocator']}"
     if cfg and cfg["allocator"] == pick:
-        return f"configured below: {pick}"
+        return f"configured: {pick}"
     if cfg:
-        return (f"configured below (--configure heapkit): {cfg['allocator']}, heapkit's best, "
-                f"not the recommendation")
+        return (f"configured (--configure heapkit): {cfg['allocator']}, heapkit's best, not "
+                "the recommendation")
     if pick and t.get("heapkit_best"):
         heap = next(r["heap"] for r in t["rows"] if r["allocator"] == pick)
         return (f"not configured: {pick} is a peer (give it a {heap:,}-byte heap through its "

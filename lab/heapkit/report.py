@@ -42,8 +42,8 @@ from .boards import ARENA_SIZE, CORTEX_M3, get_target
 from .errors import HeapkitError
 from .render import (Absent, CSS, Claim, Figures, NOISE_NOTE, Styles, VERDICTS, _logaxis, _panels_done, _plt,
                      _png, advice_gap_text, allocator_order, cap, claims_html, clock_step, esc,
-                     failed, families, fmt_bytes, fmt_f, fmt_int, fmt_kib, fmt_ns, fmt_pct, geomean, get,
-                     heapmap_picture, missing, runs_of, table, timing, trace_order)
+                     failed, families, fmt_bytes, fmt_f, fmt_int, fmt_kib, fmt_ns, fmt_pct,
+                     geomean, get, heapmap_picture, missing, runs_of, table, timing, trace_order)
 from .seeds.buddy_freertos import claims_buddy_freertos, section_buddy_freertos
 from .seeds.buddy_kth import claims_kth, section_kth
 from .seeds.custom_dmm_network import claims_dmm_network, section_dmm_network
@@ -732,9 +732,9 @@ def section_traces(data: dict, st: Styles, figs: Figures, fronts: dict[str, list
                  "at 0.01), in exact instructions per call on the emulated target where the "
                  "advice or <code>heapkit bench --target</code> counted the trace (allocators "
                  "that failed allocations there are left out), else in host nanoseconds unless "
-                 "half or more of the medians lie below the clock's step; footprint against live requested bytes over "
-                 "time, and the heap map from the engine's heap-walk snapshots. Heapkit "
-                 "allocators are solid lines, peers dashed, the system malloc dotted black; "
+                 "half or more of the medians lie below the clock's step; footprint against "
+                 "live requested bytes over time, and the heap map from the engine's heap-walk "
+                 "snapshots. Heapkit allocators are solid lines, peers dashed, the system malloc dotted black; "
                  f"with more than {MAX_SERIES} allocators the advice's front for the trace is "
                  "coloured and the rest grey, or without advice the allocators are split over "
                  f"rows of {MAX_SERIES}. " + esc(NOISE_NOTE))]

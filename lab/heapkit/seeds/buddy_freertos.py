@@ -82,7 +82,8 @@ def buddy_cost_rows(data: dict, kind: str) -> tuple[list[list[Any]], dict[int, s
                          fmt_f(t["mean"]), fmt_int(t["max"]), fmt_f(t["max"] / t["min"], 2)
                          if t["min"] else "n/a",
                          f"{us(t['min'])} / {us(t['mean'])} / {us(t['max'])}",
-                         fmt_ns(h["p50"], step) if h else "n/a", fmt_ns(h["mean"], step) if h else "n/a",
+                         fmt_ns(h["p50"], step) if h else "n/a",
+                         fmt_ns(h["mean"], step) if h else "n/a",
                          f"{paper[0]} / {paper[2]} / {paper[1]}" if paper and
                          trace == "buddy-paper-20" else ""])
     return rows, groups

@@ -429,7 +429,8 @@ def claims_kth(data: dict) -> list[Claim]:
             "Figure 4: balloc gets more costly at higher size levels",
             rl[-1]["malloc_mean"] > rl[0]["malloc_mean"],
             f"On OS memory (8 KiB regions, host) buddy's mean malloc is "
-            f"{fmt_ns(rl[0]['malloc_mean'])} ns at level 0 and {fmt_ns(rl[-1]['malloc_mean'])} ns at "
+            f"{fmt_ns(rl[0]['malloc_mean'])} ns at level 0 and "
+            f"{fmt_ns(rl[-1]['malloc_mean'])} ns at "
             f"level 7{flat}."))
         out.append(judged(
             "Figure 4: the system malloc gets more costly at higher size levels",
