@@ -113,7 +113,8 @@ def advice_gap_text(t: dict) -> str:
     (heapkit advise's text and the report's advice table say it this way)."""
     g = t.get("heapkit_gap")
     if g is None:
-        return "no heapkit allocator replays this trace without a failed allocation"
+        return ("no heapkit allocator is a candidate by the same rule (each fails, has no "
+                "count or exceeds the budgets)")
     pick = next(r for r in t["rows"] if r["allocator"] == t["recommendation"])
     pct = 100.0 * g["min_heap"] / pick["min_heap"]
     worst = ", ".join(f"{_signed(v)} ns host p99" if k == "host p99 ns"

@@ -295,7 +295,7 @@ def fig_latency(trace: str, series: dict[str, dict], allocs: Sequence[str], st: 
 
     def finish(ax, kind) -> None:
         _logaxis(ax)
-        ax.set_xlabel(f"{kind}: {unit} per call")
+        ax.set_xlabel(f"{kind} per call, {unit}")
         ax.set_ylabel("share of calls slower (1 - CDF)")
         ax.set_title(f"{trace}: {kind} latency")
 

@@ -459,7 +459,8 @@ def test_cli_advise_prints_the_answer_and_writes_configuration(kth_trace, tmp_pa
                      str(tmp_path / "a.json"), "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0
-    assert "recommendation: " in text and "Pareto front" in text
+    assert text.count("\nrecommendation: ") == 1 and "Pareto front" in text
+    assert text.startswith("rule: ")
     doc = json.loads((tmp_path / "a.json").read_text())
     assert doc["kind"] == "heapkit-advise" and doc["settings"]["margin"] == 10
     t = doc["traces"][0]
