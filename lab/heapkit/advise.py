@@ -777,10 +777,11 @@ def config_note(t: dict) -> str | None:
     if cfg:
         return (f"configured (--configure heapkit): {cfg['allocator']}, heapkit's best, not "
                 "the recommendation")
-    if pick and t.get("heapkit_best"):
+    if pick and t.get("family") != "heapkit":
         heap = next(r["heap"] for r in t["rows"] if r["allocator"] == pick)
         return (f"not configured: {pick} is a peer (give it a {heap:,}-byte heap through its "
-                f"own API); --configure heapkit configures {t['heapkit_best']}")
+                "own API)" + (f"; --configure heapkit configures {t['heapkit_best']}"
+                              if t.get("heapkit_best") else ""))
     return None
 
 

@@ -310,6 +310,20 @@ def test_a_peer_wins_and_heapkit_is_configured_when_asked():
             "recommendation") in adv.text(doc)
 
 
+def test_a_peer_wins_with_no_heapkit_candidate():
+    rows = [_row("o1heap", 100_000, 90, family="peer"), _row("tlsf", 101_000, 226, failures=3)]
+    doc = _document(rows, {"o1heap": 80, "tlsf": 180}, configure="heapkit")
+    t = doc["traces"][0]
+    assert t["recommendation"] == "o1heap" and t["heapkit_best"] is None and "config" not in t
+    text = adv.text(doc)
+    assert text.count("recommendation: o1heap (a peer, not heapkit's): heap ≥ 97.7 KiB (+25 % "
+                      "margin: 123.0 KiB), worst case 90 instructions; the smallest heap and the "
+                      "lowest worst case of the 1 candidates") == 1
+    assert "no heapkit allocator is a candidate by the same rule" in "\n".join(text)
+    assert ("not configured: o1heap is a peer (give it a 125,952-byte heap through its own "
+            "API)") in text
+
+
 def test_the_rule_breaks_ties_by_heap_then_name():
     rows = [_row("buddy", 100_000, 200), _row("tlsf", 100_000, 200), _row("lfpool", 99_000, 200)]
     d = adv.decide(rows, AXIS, 25)
