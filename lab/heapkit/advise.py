@@ -34,7 +34,8 @@ every allocator measured, heapkit's and the peers', by the one rule :data:`RULE`
 2. with ``--max-heap`` the heap is a budget: every candidate competes; else
    only those within :data:`HEAP_TOLERANCE` of the smallest candidate heap;
 3. among those, allocators whose worst case is bounded (:func:`growth`) come
-   first, then the lowest worst-case cost, then the smaller heap, then the name.
+   first, then the fewest worst-case instructions (the host's p99 is too noisy to
+   rank), then the smaller heap, then the name.
 
 The recommendation, when it is heapkit's, is also written as configuration
 (:func:`snippets`): a C file that puts the heap in a static array and initialises
@@ -368,9 +369,9 @@ def _pct(a: float, b: float) -> str:
 RULE = ("among the allocators that replay the trace without a failed allocation (on the host "
         "at the heap with margin and on every target counted) and fit the budgets, those whose "
         f"smallest heap is within {HEAP_TOLERANCE * 100:.0f} % of the smallest compete (with "
-        "--max-heap, every one within it); a bounded worst case comes first, then the lowest "
-        "worst case (instructions on the first target counted, else the host's p99), then the "
-        "smaller heap, then the name")
+        "--max-heap, every one within it); a bounded worst case comes first, then the fewest "
+        "worst-case instructions on the first target counted (without counts the host's noisy "
+        "p99 does not rank), then the smaller heap, then the name")
 
 
 def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict],
@@ -434,9 +435,11 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
         out["why_none"] = _over_budget(measured, axis, max_heap, max_insns, dropped)
         return out
     band = min(r["min_heap"] for r in cands) * (1 + HEAP_TOLERANCE)
+    exact = axis["kind"] == "instructions"
     ranking = sorted(cands, key=lambda r: (max_heap is None and r["min_heap"] > band,
                                            growth(r["allocator"]) is not None,
-                                           row_cost(r, axis), r["min_heap"], r["allocator"]))
+                                           row_cost(r, axis) if exact else 0, r["min_heap"],
+                                           r["allocator"]))
     out["ranking"] = [r["allocator"] for r in ranking]
     out["recommendation"] = ranking[0]["allocator"]
     out["reason"] = _reason(ranking[0], cands, axis, margin)

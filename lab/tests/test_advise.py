@@ -324,6 +324,22 @@ def test_a_peer_wins_with_no_heapkit_candidate():
             "API)") in text
 
 
+def test_the_noisy_host_p99_does_not_rank():
+    """Without instruction counts the smaller heap decides between bounded allocators, not a
+    host p99 that another run could reverse."""
+    host = {"kind": "host-p99", "target": None, "title": "host", "unit": "ns (host p99, noisy)",
+            "short": "ns", "label": "host p99 ns per call (noisy)"}
+    rows = [_row("tlsf-conte", 104_000, None, family="peer"), _row("tlsf", 100_000, None),
+            _row("seqfit-best", 99_000, None)]
+    for r, p99 in zip(rows, (200.0, 300.0, 150.0)):
+        r["host"]["p99_ns"] = p99
+        r["targets"] = {}
+    d = adv.decide(rows, host, 25)
+    assert d["ranking"] == ["tlsf", "tlsf-conte", "seqfit-best"]
+    assert d["reason"].startswith("tlsf: heap ≥ 97.7 KiB (+25 % margin: 123.0 KiB), worst case "
+                                  "300 ns (host p99, noisy); seqfit-best needs 1 % less heap")
+
+
 def test_the_rule_breaks_ties_by_heap_then_name():
     rows = [_row("buddy", 100_000, 200), _row("tlsf", 100_000, 200), _row("lfpool", 99_000, 200)]
     d = adv.decide(rows, AXIS, 25)
