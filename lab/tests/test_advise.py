@@ -8,7 +8,12 @@ and run.
   fails: it is the smallest);
 - a fixed-size trace of lfpool's block size: the pool must win (instruction counts in
   QEMU, marker ``target``);
-- the decision rule on hand-made measurements (bounded first, budgets, the reason);
+- the decision rule on hand-made measurements (bounded first, budgets, the reason, ties,
+  boards too small for the heap, the host's p99 not ranking);
+- one answer per trace: on hand-made measurements where a peer wins and where heapkit
+  wins, the text, the JSON, the report's advice table and the C and FreeRTOS snippets
+  name the same allocator, with one "recommendation:" line; a peer is configured only
+  with --configure heapkit, and heapkit's best is named with the gap;
 - the C snippet compiled with the library and the FreeRTOS snippet compiled with the
   kernel's POSIX port (V11.2.0, the peers' fetch) each replay a trace's first 10,000
   records without a failed allocation.
