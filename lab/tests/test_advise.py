@@ -512,6 +512,7 @@ def test_cli_advise_prints_the_answer_and_writes_configuration(kth_trace, tmp_pa
     (["--margin", "-5"], "--margin"),
     (["--margin", "nan"], "--margin"),
     (["--target", "none", "--max-instructions", "200"], "needs instruction counts"),
+    (["--configure", "peer"], "--configure"),
 ])
 def test_cli_advise_bad_arguments_are_one_line(argv, message, kth_trace, capsys):
     code = cli.main(["advise", str(kth_trace), *argv])
