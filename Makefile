@@ -15,13 +15,18 @@
 #                  builds a project outside heapkit against it each way a user
 #                  can (consumer-test); proves the Conan recipe and the
 #                  PlatformIO manifest offline (package-test); fetches the
-#                  peers from an empty cargo cache (peers-test).
+#                  peers from an empty cargo cache (peers-test); runs the
+#                  quick demo on a clone with nothing beside it (bare-clone-test).
 #   make build     configure and build with gcc (build/gcc)
 #   make venv      the lab's Python environment (.venv, the heapkit package)
 #   make lab-install-test  pip install ./lab into a fresh venv outside the checkout,
 #                  then heapkit bench, size and report there with no checkout left
-#   make demo      the main job: every workload and real trace against every
-#                  allocator and peer, the summary table and build/demo/report.html
+#   make demo      the main job: every workload and real trace (data/traces) against every
+#                  allocator and peer, the advice per trace, the summary table and
+#                  build/demo/report.html (DEMO_FLAGS=--quick: smaller workloads)
+#   make bare-clone-test  clone HEAD into an empty folder (nothing beside it) and run
+#                  `make demo DEMO_FLAGS=--quick` there: the report's advice covers every
+#                  real trace, on both emulated targets (tests/repo/check_bare_clone.sh)
 #   make explore   10,500 dmm configurations x the three network applications'
 #                  default traces: Pareto fronts, chosen headers, build/explore/
 #   make fuzz      every fuzzer for FUZZ_SECONDS (default 120) each
@@ -42,8 +47,11 @@
 #   make target-icount-test  the instruction counter's tests on Cortex-M3 and RV32 (QEMU);
 #                  `heapkit bench --target cortex-m3|rv32` gives the counts themselves
 #   make itc-kernel  the fctma-pools ITC application on FreeRTOS V11.2.0 in QEMU mps2-an385
-#                  (examples/firmware-itc) with heap_4, the FCTMA pool and the bump, at -O2 and
-#                  -O0: instructions per alloc and free, and its test (lab/tests/test_itc_kernel.py)
+#                  (examples/firmware-itc) with heap_4, the FCTMA pool (alone and with its mutex
+#                  and semaphore), the bump and SDMA, at -O2 and -O0: instructions per alloc and
+#                  free; the locked pool's multitasking stress and lfpool under a timer interrupt
+#                  (a million operations), each beside a control that must fail; and its test
+#                  (lab/tests/test_itc_kernel.py)
 #   make firmware-trace  a FreeRTOS firmware (real kernel, ARM_CM3 and RISC-V ports) traced
 #                  on the target in QEMU mps2-an385 and virt with heap_4 and heap_tlsf: the leak report
 #                  (and build/firmware-trace/<heap>.html with the per-task usage plot), the
@@ -74,10 +82,12 @@ TARGET_PROPERTY_OPS ?= 100000
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SECONDS ?= 120
 
+# iproute2 ... xz-utils: tools/record_captures.sh (data/captures, run by hand as root)
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
                 gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 python3 git time \
                 libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt pkg-config \
-                qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf
+                qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf \
+                iproute2 tcpdump ethtool iputils-ping curl xz-utils
 # The host builds' optional parts, named because a plain configure builds no
 # peers (nothing is downloaded unless asked).
 HOST_OPTIONS := -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=ON -DHEAPKIT_LAB_PEERS=ON -DHEAPKIT_MALLOC=ON -DHEAPKIT_DROPIN_TESTS=ON
@@ -95,9 +105,9 @@ timed = start=$$(date +%s); { $(2); } || exit $$?; echo "$(1): $$(( $$(date +%s)
 .PHONY: demo explore test build venv lab-test lab-install-test deps gcc-test asan-test clang-test fuzz-build fuzz-smoke fuzz freestanding sizes clean \
         freertos-build freertos-test freertos-bench malloc-test malloc-bench \
         timing-start timing-report target-test target-icount-test readme-test flash-table corruption firmware-trace itc-kernel consumer-test package-test peers-test \
-        dropin-test
+        dropin-test bare-clone-test
 
-test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding dropin-test flash-table sizes consumer-test package-test peers-test timing-report
+test: timing-start deps venv gcc-test malloc-test lab-test lab-install-test asan-test clang-test freertos-test target-test target-icount-test readme-test firmware-trace itc-kernel fuzz-smoke freestanding dropin-test flash-table sizes consumer-test package-test peers-test bare-clone-test timing-report
 
 timing-start:
 	@mkdir -p $(BUILD)
@@ -138,7 +148,11 @@ $(VENV)/.installed: lab/pyproject.toml
 	@touch $@
 
 demo: build
-	$(VENV)/bin/heapkit demo -o $(BUILD)/demo
+	$(VENV)/bin/heapkit demo -o $(BUILD)/demo $(DEMO_FLAGS)
+
+bare-clone-test:
+	@echo "== bare clone: make demo --quick on a clone with nothing beside it (tests/repo/check_bare_clone.sh)"
+	@$(call timed,bare clone demo,tests/repo/check_bare_clone.sh)
 
 explore: build
 	$(VENV)/bin/heapkit explore --app drr easyport url-switch -o $(BUILD)/explore --jobs $(JOBS)
@@ -259,7 +273,7 @@ readme-test: deps venv
 
 # The firmware is built under HEAPKIT_ITC_BUILD (heapkit/itc_kernel.py), then measured and tested.
 itc-kernel: deps venv
-	@echo "== ITC on FreeRTOS V11.2.0 in QEMU mps2-an385: heap_4, FCTMA pool, bump, instructions per call"
+	@echo "== ITC on FreeRTOS V11.2.0 in QEMU mps2-an385: heap_4, FCTMA pool (and locked), bump, SDMA; the ISR pool"
 	@$(call timed,itc on the kernel,\
 	  HEAPKIT_ITC_BUILD=$(CURDIR)/$(BUILD)/firmware-itc $(VENV)/bin/python -m heapkit.itc_kernel && \
 	  HEAPKIT_ITC_BUILD=$(CURDIR)/$(BUILD)/firmware-itc $(VENV)/bin/python -m pytest lab/tests/test_itc_kernel.py -q -m target)

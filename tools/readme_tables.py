@@ -20,7 +20,7 @@ moves a figure fails until the README is regenerated. One run measures:
   workloads and directed worst cases, -O2, 256 KiB arena, HK_HARDENING 0 to 3), for
   the README's allocators and the peers beside them; every count is exact, so a
   fresh run reproduces it;
-- the smallest arena on which each real trace in ../shared/traces completes, over
+- the smallest arena on which each wee_alloc and AOSP trace in data/traces completes, over
   its peak live requested bytes (`heapkit size`, geometric mean), a deterministic
   search.
 
@@ -51,7 +51,7 @@ from heapkit import target  # noqa: E402
 from heapkit.errors import HeapkitError  # noqa: E402
 
 README = REPO / "README.md"
-TRACES = REPO.parent / "shared" / "traces"
+TRACES = REPO / "data" / "traces"
 TARGETS = ("cortex-m3", "rv32")
 LEVELS = (0, 1, 2, 3)
 DEFAULT_LEVEL = 1
@@ -80,7 +80,7 @@ def measure_costs(jobs: int) -> dict[str, dict]:
 
 
 def real_traces() -> list[str]:
-    found = sorted(str(p) for p in TRACES.glob("wee_alloc/*.trace")) + \
+    found = sorted(str(p) for p in TRACES.glob("wee_alloc/*.trace.gz")) + \
         sorted(str(p) for p in TRACES.glob("aosp/*.zip"))
     if not found:
         raise HeapkitError(f"{TRACES}: no real traces there (the heap table needs them)")

@@ -19,6 +19,7 @@
 #define configMAX_TASK_NAME_LEN 16
 #define configTICK_TYPE_WIDTH_IN_BITS TICK_TYPE_WIDTH_32_BITS
 #define configUSE_MUTEXES 1
+#define configUSE_COUNTING_SEMAPHORES 1
 #define configUSE_TIMERS 0
 #define configUSE_TASK_NOTIFICATIONS 1
 #define configSUPPORT_DYNAMIC_ALLOCATION 1
@@ -46,5 +47,11 @@ void app_assert_failed(const char *file, int line);
 #define vPortSVCHandler hk_svcall_handler
 #define xPortPendSVHandler hk_pendsv_handler
 #define xPortSysTickHandler hk_systick_handler
+
+#ifdef ITC_TRACE
+/* itc_trace only: the recorder's hooks (ports/trace/) in heap_4, for data/traces/embedded. */
+#define INCLUDE_xTaskGetSchedulerState 1
+#include "hk_trace_freertos.h"
+#endif
 
 #endif

@@ -16,7 +16,30 @@
  *           carved from a bump allocator (lab/target/fctma_pool.h, the lab's
  *           "pool"), called from the tasks as the seed's FCTMA is;
  *   bump    hk_bump_malloc / hk_bump_free (the seed's SimpleDMA: free
- *           reclaims nothing, so its arena holds every block of the run).
+ *           reclaims nothing, so its arena holds every block of the run);
+ *   sdma    the seed's SDMA (lab/target/sdma.c), served from a chunk taken
+ *           from heap_4 with pvPortMalloc at start-up, as the seed's (48 KB
+ *           against the seed's 32: SDMA_CHUNK says why);
+ *   pool_sync  the pool of "pool" with its lock and counting semaphore
+ *           attached (hk_pool_set_sync: a FreeRTOS mutex and counting
+ *           semaphore), as the seed's FCTMA runs in its toolchain: every
+ *           alloc and free takes the semaphore and the mutex, and the counts
+ *           include them.
+ *
+ * itc_trace (ITC_TRACE) is itc_heap_4 with the firmware recorder (ports/trace/)
+ * in heap_4's hooks and 20,000 frames; it writes the trace to the host file
+ * named on its command line (tools/record_traces.sh itc: data/traces/embedded).
+ * Its counts include the recorder and are not used.
+ *
+ * Multitasking safety (ITC_STRESS, the pool_sync ELF and its control
+ * pool_race, the same pool without the sync): after the benchmark,
+ * STRESS_TASKS tasks of equal priority allocate and free pool blocks with
+ * interrupts enabled, so the tick preempts them inside the pool's calls.
+ * Each task stamps every word of a block it gets with its id and the
+ * block's sequence number and checks the stamp before freeing it: a block
+ * handed to two tasks at once fails the check. At the end every block must
+ * be back in the pool. pool_race shows that the check catches the race the
+ * lock prevents.
  *
  * Counting: the kernel owns SysTick (its tick), so the counter is the
  * board's CMSDK APB timer 0, free-running from 0xFFFFFFFF on the same 25 MHz
@@ -35,7 +58,8 @@
  *   run-qemu.sh mps2-an385 itc_<heap>.elf
  *
  * Exit status: 0 done; 2 a check failed (calibration, a corrupted block,
- * lost blocks); 3 an allocation failed; 5 a configASSERT failed.
+ * lost blocks, a block held by two tasks); 3 an allocation failed; 5 a
+ * configASSERT failed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +67,23 @@
 
 #include "FreeRTOS.h"
 #include "queue.h"
+#include "semphr.h"
 #include "task.h"
 
 #include "fctma_pool.h"
 #include "icount.h"
+#include "sdma.h"
+#ifdef ITC_TRACE
+#include "hk_trace.h"
+#include "hk_trace_semihost.h"
+
+/* itc_trace: heap_4's calls recorded (its hooks, FreeRTOSConfig.h); the ring drains when full. */
+static uintptr_t g_trace_buffer[HK_TRACE_FOOTPRINT(16384) / sizeof(uintptr_t)];
+static hk_trace_semihost_t g_trace_file;
+static void trace_lock(void) { vTaskSuspendAll(); }
+static void trace_unlock(void) { (void)xTaskResumeAll(); }
+static uint32_t trace_stamp(void) { return (uint32_t)xTaskGetTickCount(); }
+#endif
 
 #define PRODUCERS 10
 #define CONSUMERS 10
@@ -64,6 +101,17 @@
 /* The bump's arena holds every block of the run; the pool's, a few hundred live ones. */
 #define BUMP_ARENA (ITC_BLOCKS * 144u + 1024u)
 #define POOL_ARENA (64u * 1024u)
+/*
+ * The seed's SDMA took 32 KB from heap_4, room for its ~100 live blocks. Here ten producers'
+ * bursts of 20 above the 16 KB mark can hold 328 blocks live, 144 bytes each in SDMA's class:
+ * the chunk is 48 KB (heap_4's other 48 KB hold the kernel's tasks and queue).
+ */
+#define SDMA_CHUNK (48u * 1024u)
+#define STRESS_TASKS 4
+#define STRESS_HOLD 6
+#ifndef STRESS_ROUNDS
+#define STRESS_ROUNDS 20000u
+#endif
 
 /* CMSDK APB timer 0 of mps2-an385 (the window reads VALUE, 0x40000004: CMakeLists.txt). */
 #define TIMER0_CTRL (*(volatile uint32_t *)0x40000000u)
@@ -87,12 +135,22 @@ static volatile int g_consumers_left = CONSUMERS;
 static uint32_t g_empty_insns;
 static unsigned long g_seed = 1;      /* the seed's generator (Fig. 2) */
 
-#if defined(ITC_HEAP_POOL)
+#if defined(ITC_HEAP_POOL) || defined(ITC_HEAP_POOL_SYNC)
+#define ITC_POOL
+#ifdef ITC_HEAP_POOL_SYNC
+#define HEAP_NAME "pool_sync"
+#else
 #define HEAP_NAME "pool"
+#endif
 static uint8_t g_arena[POOL_ARENA] __attribute__((aligned(8)));
 static hk_pool_t *g_pool;
 #define ALLOC_CALL(ret) counted((const void *)hk_pool_malloc, (uintptr_t)g_pool, BLOCK, ret)
 #define FREE_CALL(p) counted((const void *)hk_pool_free, (uintptr_t)g_pool, (uintptr_t)(p), NULL)
+#elif defined(ITC_HEAP_SDMA)
+#define HEAP_NAME "sdma"
+static hk_heap_t *g_sdma;
+#define ALLOC_CALL(ret) counted((const void *)lab_sdma_malloc, (uintptr_t)g_sdma, BLOCK, ret)
+#define FREE_CALL(p) counted((const void *)lab_sdma_free, (uintptr_t)g_sdma, (uintptr_t)(p), NULL)
 #elif defined(ITC_HEAP_BUMP)
 #define HEAP_NAME "bump"
 static uint8_t g_arena[BUMP_ARENA] __attribute__((aligned(8)));
@@ -293,7 +351,7 @@ static void print_calls(const char *name, calls_t *c)
            sum, sumsq);
 }
 
-#if defined(ITC_HEAP_POOL)
+#if defined(ITC_POOL)
 static void first_block(void *ctx, const hk_block_info_t *block)
 {
     const uint8_t **first = ctx;
@@ -319,6 +377,124 @@ static void print_table3(void)
     printf(",\"table3\":{\"blocks\":%lu,\"user\":%lu,\"control\":%lu,\"peak_used\":%lu}",
            (unsigned long)peak_blocks, (unsigned long)(peak_blocks * BLOCK), (unsigned long)(first - g_arena),
            (unsigned long)st.peak_used);
+}
+#endif
+
+#if defined(ITC_HEAP_POOL_SYNC)
+/* The seed's BlocksAvailable and PoolLock, as FreeRTOS objects. */
+static SemaphoreHandle_t g_pool_lock;
+
+static void *sync_sem_create(void *ctx, size_t count)
+{
+    (void)ctx;
+    return xSemaphoreCreateCounting((UBaseType_t)count, (UBaseType_t)count);
+}
+
+static int sync_sem_take(void *sem, uint32_t timeout_ticks)
+{
+    return xSemaphoreTake((SemaphoreHandle_t)sem, (TickType_t)timeout_ticks) == pdTRUE;
+}
+
+static void sync_sem_give(void *sem) { (void)xSemaphoreGive((SemaphoreHandle_t)sem); }
+
+static void sync_lock(void *ctx) { (void)xSemaphoreTake((SemaphoreHandle_t)ctx, portMAX_DELAY); }
+
+static void sync_unlock(void *ctx) { (void)xSemaphoreGive((SemaphoreHandle_t)ctx); }
+
+static hk_pool_sync_t g_sync = {NULL, sync_sem_create, sync_sem_take, sync_sem_give, sync_lock, sync_unlock};
+#endif
+
+#if defined(ITC_STRESS)
+static uint32_t g_stress_ops;
+static uint32_t g_stress_overlaps;
+static volatile int g_stress_left;
+
+static uint32_t stamp_of(uint32_t task, uint32_t seq) { return (task << 24) ^ seq ^ 0x5A5A5A5Au; }
+
+static void stamp(uint32_t *b, uint32_t v)
+{
+    unsigned k;
+    for (k = 0; k < BLOCK / 4u; k++) {
+        b[k] = v;
+    }
+}
+
+static int stamped(const uint32_t *b, uint32_t v)
+{
+    unsigned k;
+    for (k = 0; k < BLOCK / 4u; k++) {
+        if (b[k] != v) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Hold STRESS_HOLD blocks, each stamped with this task's id; re-check a stamp after yielding, then free. */
+static void stress_task(void *arg)
+{
+    uint32_t id = (uint32_t)(uintptr_t)arg, round, seq = 0, ops = 0, overlaps = 0;
+    volatile uint32_t spin;
+    uint32_t *held[STRESS_HOLD] = {NULL};
+    uint32_t want[STRESS_HOLD] = {0};
+    for (round = 0; round < STRESS_ROUNDS; round++) {
+        unsigned slot = round % STRESS_HOLD;
+        if (held[slot] != NULL) {
+            overlaps += !stamped(held[slot], want[slot]);
+            hk_pool_free(g_pool, held[slot]);
+            ops++;
+        }
+        held[slot] = hk_pool_malloc(g_pool, BLOCK);
+        ops++;
+        if (held[slot] == NULL) {
+            fail("stress: the pool ran out");
+        }
+        want[slot] = stamp_of(id, ++seq);
+        stamp(held[slot], want[slot]);
+        /* A varying pause, so that the tick lands at every point of the pool's calls. */
+        for (spin = 0; spin < (round * 2654435761u ^ id * 40503u) % 97u; spin++) {
+        }
+        if (round % 7u == 0) {
+            taskYIELD();
+        }
+    }
+    for (round = 0; round < STRESS_HOLD; round++) {
+        if (held[round] != NULL) {
+            overlaps += !stamped(held[round], want[round]);
+            hk_pool_free(g_pool, held[round]);
+            ops++;
+        }
+    }
+    taskENTER_CRITICAL();
+    g_stress_ops += ops;
+    g_stress_overlaps += overlaps;
+    g_stress_left--;
+    taskEXIT_CRITICAL();
+    vTaskDelete(NULL);
+}
+
+/* The tasks preempt each other inside the pool's calls (interrupts on, time slicing); one JSON member. */
+static void stress(void)
+{
+    size_t before = hk_pool_available(g_pool), after;
+    uint32_t i;
+    g_stress_left = STRESS_TASKS;
+    for (i = 0; i < STRESS_TASKS; i++) {
+        if (xTaskCreate(stress_task, "stress", configMINIMAL_STACK_SIZE, (void *)(uintptr_t)(i + 1u), 1, NULL) != pdPASS) {
+            fail("xTaskCreate(stress)");
+        }
+    }
+    while (g_stress_left > 0) {
+        vTaskDelay(pdMS_TO_TICKS(10));
+    }
+    after = hk_pool_available(g_pool);
+    printf(",\"stress\":{\"tasks\":%u,\"ops\":%lu,\"overlaps\":%lu,\"free_before\":%lu,\"free_after\":%lu}",
+           (unsigned)STRESS_TASKS, (unsigned long)g_stress_ops, (unsigned long)g_stress_overlaps, (unsigned long)before,
+           (unsigned long)after);
+    if (g_stress_overlaps != 0 || after != before) {
+        printf("}\n");
+        fail("stress: a block was held by two tasks at once, or lost");
+    }
 }
 #endif
 
@@ -351,20 +527,67 @@ static void monitor(void *arg)
     print_calls("alloc", &g_alloc);
     putchar(',');
     print_calls("free", &g_free);
-#if defined(ITC_HEAP_POOL)
+#ifdef ITC_TRACE
+    (void)hk_trace_drain(hk_trace_active);
+    hk_trace_semihost_close(&g_trace_file);
+    printf(",\"trace\":{\"records\":%lu,\"dropped\":%lu}", (unsigned long)hk_trace_active->records,
+           (unsigned long)hk_trace_active->dropped);
+    if (hk_trace_active->dropped != 0) {
+        printf("}\n");
+        fail("the recorder dropped records");
+    }
+#endif
+#if defined(ITC_POOL)
     print_table3();
+#endif
+#if defined(ITC_STRESS)
+    stress();
 #endif
     printf("}\n");
     exit(0);
 }
 
+#ifdef ITC_TRACE
+int main(int argc, char **argv)
+#else
 int main(void)
+#endif
 {
     hk_status_t st = HK_OK;
-#if defined(ITC_HEAP_POOL)
+#ifdef ITC_TRACE
+    hk_trace_config_t config;
+    if (argc < 2 || hk_trace_semihost_open(&g_trace_file, argv[1]) != 0) {
+        fail("usage: itc_trace.elf TRACE_FILE (the trace file must be writable on the host)");
+    }
+    memset(&config, 0, sizeof(config));
+    config.policy = HK_TRACE_BLOCK;
+    config.sink = hk_trace_semihost_sink;
+    config.sink_ctx = &g_trace_file;
+    config.stamp = trace_stamp;
+    config.stamp_hz = configTICK_RATE_HZ;
+    config.lock = trace_lock;
+    config.unlock = trace_unlock;
+    (void)hk_trace_init(g_trace_buffer, sizeof(g_trace_buffer), &config);
+#endif
+#if defined(ITC_POOL)
     g_pool = lab_fctma_pool(g_arena, sizeof(g_arena), BLOCK, &st);
     if (g_pool == NULL) {
         fail("the pool does not fit its arena");
+    }
+#if defined(ITC_HEAP_POOL_SYNC)
+    g_pool_lock = xSemaphoreCreateMutex();
+    g_sync.ctx = g_pool_lock;
+    if (g_pool_lock == NULL || hk_pool_set_sync(g_pool, &g_sync) != HK_OK) {
+        fail("the pool's lock and semaphore could not be attached");
+    }
+#endif
+#elif defined(ITC_HEAP_SDMA)
+    {
+        void *chunk = pvPortMalloc(SDMA_CHUNK);
+        g_sdma = chunk != NULL ? lab_sdma_init(chunk, SDMA_CHUNK, &st) : NULL;
+        if (g_sdma == NULL) {
+            fail("no chunk from heap_4 for SDMA");
+        }
     }
 #elif defined(ITC_HEAP_BUMP)
     g_bump = hk_bump_init(g_arena, sizeof(g_arena), &st);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The allocator table (see allocators.h): heapkit's catalog, the FCTMA pool, the system malloc and the peers. */
+/* The allocator table (see allocators.h): heapkit's catalog, the FCTMA pool, SDMA, the system malloc and the peers. */
 #include "allocators.h"
 
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "heapkit/catalog.h"
 
 extern const lab_alloc_t lab_pool_alloc;
+extern const lab_alloc_t lab_sdma_alloc;
 extern const lab_alloc_t lab_system_alloc;
 
 #define LAB_PEER(sym) extern const lab_alloc_t sym;
@@ -19,6 +20,7 @@ extern const lab_alloc_t *const lab_test_allocs[];
 
 static const lab_alloc_t *const fixed[] = {
     &lab_pool_alloc,
+    &lab_sdma_alloc,
     &lab_system_alloc,
 #define LAB_PEER(sym) &sym,
 #include "peers/peers.def"

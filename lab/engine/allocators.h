@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The engine's allocator table: every heapkit catalog entry, then "pool"
- * (the fctma-pools seed's one pool sized to the trace, pool_alloc.c), then "system"
+ * (the fctma-pools seed's one pool sized to the trace, pool_alloc.c), then "sdma"
+ * (the same seed's Smart DMA, sdma_alloc.c), then "system"
  * (the process's own malloc, so LD_PRELOAD picks mimalloc, jemalloc, ...),
  * then the peers listed in peers/peers.def. Every entry hands the engine an
  * hk_heap_t, so all of them are replayed through the same uniform calls.

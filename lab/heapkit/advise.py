@@ -12,8 +12,8 @@ mallocs have no arena to size), advise measures
   (:func:`host_stats`);
 - where QEMU and the cross compilers are installed, the exact worst case in
   instructions per call on the emulated Cortex-M3 and RV32
-  (:func:`heapkit.target.bench`, -O2, the target's arena): the most
-  any malloc, aligned allocation or free of the trace took (calloc and
+  (:func:`heapkit.target.bench`, -O2, the target's arena: 16 MiB, or what the
+  largest heap needs): the most any malloc, aligned allocation or free of the trace took (calloc and
   realloc also copy or clear the caller's bytes, which is not the
   allocator's cost);
 - what misuse it detects at the heapkit library's ``HK_HARDENING``: the
@@ -191,31 +191,53 @@ def measure_host(traces: Sequence[tuple[str, str]], allocs: Sequence[dict], marg
     return out
 
 
+def fitted(host: dict[tuple[str, str], dict], trace: str, allocs: Sequence[str]) -> list[str]:
+    """The allocators whose size search found a heap for *trace*: the ones worth counting."""
+    return [a for a in allocs if (host.get((trace, a)) or {}).get("min_heap")]
+
+
+def heaps_needed(host: dict[tuple[str, str], dict], margin: float) -> dict[tuple[str, str], int]:
+    """(trace, allocator) -> the heap it needs, with margin, where its size search found one."""
+    return {k: heap_with_margin(h["min_heap"], margin) for k, h in host.items() if h.get("min_heap")}
+
+
 def available_targets() -> list[str]:
     from . import target as tg
     return [t for t in TARGETS if not tg.missing_tools(t)]
 
 
-def measure_targets(traces: Sequence[tuple[str, Any]], allocs: Sequence[str],
+def measure_targets(traces: Sequence[tuple], allocs: Sequence[str],
                     targets: Sequence[str], hardening: int | None, jobs: int = 2,
-                    progress: bool = True) -> dict[str, dict]:
-    """Per target name: {"runs": {(trace, alloc): {...}}, "skipped_traces", "arena"} or
-    {"error": why}. *traces* are (name, Trace) pairs."""
+                    progress: bool = True, heaps: dict[tuple[str, str], int] | None = None) -> dict[str, dict]:
+    """Per target name: {"runs": {(trace, alloc): {...}}, "skipped_traces", "limits", "arena"}
+    or {"error": why}. *traces* are (name, Trace) pairs, or (name, Trace, allocators)
+    triples naming the allocators worth counting (those the host did not fail).
+
+    *heaps*: (trace, allocator) -> the heap it needs (with margin). The arena is the
+    board's default (16 MiB) or larger where a trace needs it, up to what the board holds;
+    a trace with allocators that need more gets one line in "limits" naming them."""
     from . import target as tg
     out: dict[str, dict] = {}
     levels = None if hardening in (None, 1) else [hardening]
+    heaps = heaps or {}
     for name in targets:
         t = tg.get_target(name)
+        need = max([tg.ARENA_SIZE, *heaps.values()])
+        arena = min(-(-need // 2**20) * 2**20, t.max_arena)
+        limits = {tr: why for tr in {tr for tr, _ in heaps}
+                  if (why := t.over({a: h for (x, a), h in heaps.items() if x == tr}))}
         try:
-            info = tg.build_objects(TARGET_OPT, jobs, t, hardening=levels[0] if levels else None)
+            info = tg.build_objects(TARGET_OPT, jobs, t, arena, hardening=levels[0] if levels else None)
             known = {a["name"] for a in tg.allocators(info)}
             wanted = [a for a in allocs if a in known]
             if not wanted:
                 out[name] = {"error": "none of the allocators runs on this target"}
                 continue
-            data = tg.bench(list(traces), wanted, (TARGET_OPT,), jobs=jobs,
-                            progress=progress and sys.stderr.isatty(), target=t,
-                            hardening=levels)
+            items = [(tr[0], tr[1], [a for a in tr[2] if a in known]) if len(tr) > 2 else tr
+                     for tr in traces]
+            data = tg.bench([tr for tr in items if len(tr) == 2 or tr[2]], wanted, (TARGET_OPT,),
+                            jobs=jobs, progress=progress and sys.stderr.isatty(), target=t,
+                            arena=arena, hardening=levels)
         except HeapkitError as e:
             out[name] = {"error": str(e).splitlines()[0]}
             continue
@@ -232,7 +254,7 @@ def measure_targets(traces: Sequence[tuple[str, Any]], allocs: Sequence[str],
                 "failures": r["result"]["failures"]["total"],
                 "stats": {k: st[k] for k in ("malloc", "free")}}
         out[name] = {"runs": runs, "skipped_traces": data.get("skipped_traces") or {},
-                     "arena": data.get("arena"), "title": t.title}
+                     "limits": limits, "arena": data.get("arena"), "title": t.title}
     return out
 
 
@@ -700,13 +722,14 @@ def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT
         if h is not None and r.get("result"):
             h["host"] = host_stats(r["result"])
             h["host"]["failures"] = None   # a replay at the default arena, not at the heap
-    small = [(n, Trace.load(t["path"])) for n, t in traces.items()
-             if target_max_records is None or t["records"] <= target_max_records]
     names = [a["name"] for a in allocs]
+    counted = [(n, Trace.load(t["path"]), fitted(host, n, names)) for n, t in traces.items()
+               if target_max_records is None or t["records"] <= target_max_records]
     eng = next((render.get(r.get("result") or {}, "engine")
                 for r in data.get("runs", []) if r.get("result")), None) or {}
     hardening = eng.get("hk_hardening")
-    tgt = measure_targets(small, names, targets, hardening, jobs, progress) if small else {}
+    tgt = measure_targets(counted, names, targets, hardening, jobs, progress,
+                          heaps=heaps_needed(host, margin)) if counted else {}
     detection = measure_detection(names)
     docs = []
     for name, t in traces.items():
@@ -754,8 +777,9 @@ def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = D
         library = {"hk_align": found.get("hk_align"), "hk_hardening": found.get("hardening")}
         hardening = library["hk_hardening"]
         names = [a["name"] for a in table]
-        tgt = measure_targets([(n, Trace.load(p)) for n, p in named], names, tnames,
-                              hardening, jobs, progress) if tnames else {}
+        tgt = measure_targets([(n, Trace.load(p), fitted(host, n, names)) for n, p in named], names,
+                              tnames, hardening, jobs, progress,
+                              heaps=heaps_needed(host, margin)) if tnames else {}
     if max_insns is not None and not any("runs" in t for t in tgt.values()):
         raise HeapkitError("--max-instructions needs instruction counts, and none were made: "
                            + "; ".join(f"{k}: {v['error']}" for k, v in tgt.items()))
@@ -845,6 +869,8 @@ def text(doc: dict, configuration: bool = False) -> list[str]:
             for name, why in (v.get("skipped_traces") or {}).items():
                 if name == t["trace"]:
                     out.append(f"{k}: trace skipped ({why})")
+            if why := (v.get("limits") or {}).get(t["trace"]):
+                out.append(f"{k}: {why}")
         front = [r for r in t["rows"] if r.get("on_front")]
         front.sort(key=lambda r: r["min_heap"])
         out.append(f"Pareto front (*), smallest heap against {axis['label']}: " +

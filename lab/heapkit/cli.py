@@ -696,7 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--arena", type=byte_size, metavar="BYTES",
                    help="arena size, e.g. 65536 or 64K (default: the engine's, refused at the "
                    "engine's memory limit, 1 GiB or the available memory; with --target, the "
-                   "target's arena, 3.5 MiB by default, and the host replays' as well)")
+                   "target's arena, 16 MiB by default, and the host replays' as well)")
     s.add_argument("--series", type=positive_int, default=200, metavar="N",
                    help="points of the time series the engine records (default 200)")
     s.add_argument("--target", metavar="TARGET",
@@ -794,7 +794,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("demo", help="run every allocator on every workload and real trace",
                        description="Generate every workload, import the real traces "
-                       "(../shared/traces next to the repository), replay them against "
+                       "(the repository's data/traces), replay them against "
                        "every allocator, size-search the real traces, print the summary "
                        "table, and write OUTDIR/results.json and OUTDIR/report.html.")
     s.add_argument("-o", "--output", default="heapkit-demo", metavar="OUTDIR",
@@ -804,9 +804,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs", type=positive_int, default=2, metavar="N",
                    help="engine runs at once (default 2)")
     s.add_argument("--traces", metavar="DIR",
-                   help="directory with wee_alloc/*.trace and aosp/*.zip "
-                   "(default: ../shared/traces from the repository root; none when the "
-                   "lab is installed)")
+                   help="directory with wee_alloc/*.trace.gz, aosp/*.zip and embedded/* "
+                   "(default: the repository's data/traces; none when the lab is installed)")
     s.set_defaults(func=cmd_demo)
 
     if importlib.util.find_spec("heapkit.netapps") is not None:

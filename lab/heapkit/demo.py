@@ -4,9 +4,9 @@
 Steps (``collect`` then ``run``):
 
 1. Traces: every workload of :mod:`heapkit.workloads` (seed 1, default
-   parameters; ``--quick`` shrinks them), every wee_alloc ``*.trace`` and the
-   two AOSP ``memory_replay`` zips found under ``../shared/traces`` next to
-   the repository (``--traces DIR`` overrides), plus the extra traces the
+   parameters; ``--quick`` shrinks them), every real trace of the repository's
+   data/traces (:data:`REAL_SETS`: the wee_alloc traces, the AOSP ``memory_replay``
+   zips and heapkit's own embedded-style recordings; ``--traces DIR`` overrides), plus the extra traces the
    report's paper sections need: the cse3320 test as one fixed-order round,
    the kth process once per size level, prefixes of the kth trace, and a
    one-malloc-one-free trace (the "fresh heap" of the merge check).
@@ -26,8 +26,8 @@ Steps (``collect`` then ``run``):
    (:mod:`heapkit.fits`: its counters at the seed's 24-byte header, its test
    process's peak RSS against glibc, Cortex-M3 instruction counts), stored
    as ``extra.cse3320``. Then fctma-pools Tables I-II in Cortex-M3 instructions
-   (``extra.fctma_target``: itc at -O0 and -O2 for pool, heap_4, poolset and,
-   on the prefix its arena holds, bump) and the ITC application on the real
+   (``extra.fctma_target``: itc at -O0 and -O2 for pool, heap_4, sdma, poolset and the
+   general-purpose allocators :data:`FCTMA_RIVALS` and, on the prefix its arena holds, bump) and the ITC application on the real
    kernel (``extra.itc_kernel``, :mod:`heapkit.itc_kernel`), each where the
    cross toolchain and QEMU are installed, else the reason. Then custom-dmm-network
    (:mod:`heapkit.dmm_network`): the three network applications' traces explored on
@@ -37,11 +37,10 @@ Steps (``collect`` then ``run``):
    buddy-freertos Tables 5-6 on the paper's 20 calls, DELAY-2 on the seed workloads,
    buddy-kth Figure 4 per size level), stored as ``extra.buddy_target`` or, without the
    cross toolchain and QEMU, as the reason.
-3. Advice (:func:`heapkit.advise.from_results`) on the real traces from the
+3. Advice (:func:`heapkit.advise.from_results`) on every real trace from the
    size searches and replays above, with the misuse matrices and, where QEMU
-   is installed, Cortex-M3 instruction counts on the traces of at most
-   :data:`ADVICE_TARGET_RECORDS` records (:data:`QUICK_ADVICE_TARGET_RECORDS`
-   with ``--quick``), stored as ``advice``: the report opens with it.
+   is installed, Cortex-M3 and RV32 instruction counts on the records the size
+   search replayed, stored as ``advice``: the report opens with it.
 4. Output: the summary table and one line of advice per real trace on stdout,
    ``OUTDIR/results.json`` (the report's input, ``kind: heapkit-demo``) and
    ``OUTDIR/report.html``.
@@ -82,10 +81,7 @@ HEAPMAP_SNAPSHOTS = 64
 HEAPMAP_CAP = 16384
 AOSP_SIZE_PREFIX = 200_000        # records of each AOSP trace the size search replays
 QUICK_AOSP_PREFIX = 20_000        # --quick: bench and size search on this prefix
-QUICK_WEE_MAX_LINES = 5_000       # --quick: skip the larger wee_alloc traces
 KTH_WINDOWS = 10
-ADVICE_TARGET_RECORDS = 20_000    # the advice's Cortex-M3 counts: traces up to this many records
-QUICK_ADVICE_TARGET_RECORDS = 5_000
 MERGE_PROBE = 16                  # the fresh-heap reference: malloc(16), free
 
 # --quick: smaller workloads (same generators, same seed).
@@ -122,10 +118,30 @@ WORKLOAD_PAPERS = {
 }
 
 
+# The real traces, by folder of the traces directory (data/traces in the repository).
+REAL_SETS = {
+    "wee_alloc": "wee_alloc trace {file} (rustwasm/wee_alloc test/traces, valgrind-recorded programs).",
+    "aosp": "AOSP memory_replay trace {file} (Android system/extras, threads replayed in file order "
+            "on one thread).",
+    "embedded": "Embedded-style trace {file}, recorded with heapkit's own tools "
+                "(data/traces/embedded/README.md).",
+}
+NOT_TRACES = {".md", ".txt"}      # provenance and licence files beside the traces
+
+
 def default_traces_dir() -> Path | None:
-    """../shared/traces beside a checkout; an installed lab has no default (--traces DIR)."""
+    """data/traces of the checkout; an installed lab has no default (--traces DIR)."""
     from .native import CHECKOUT
-    return None if CHECKOUT is None else CHECKOUT.parent / "shared" / "traces"
+    return None if CHECKOUT is None else CHECKOUT / "data" / "traces"
+
+
+def real_traces(traces_dir: Path | None) -> list[tuple[str, Path]]:
+    """(set, file) for every real trace under *traces_dir*, set by set, files sorted."""
+    if traces_dir is None:
+        return []
+    return [(kind, p) for kind in REAL_SETS for p in sorted((traces_dir / kind).glob("*"))
+            if p.is_file() and p.suffix not in NOT_TRACES and p.name not in ("LICENSE", "NOTICE", "README",
+                                                                                "TRACES")]
 
 
 # --------------------------------------------------------------------------
@@ -213,31 +229,20 @@ def trace_specs(tmp: Path, traces_dir: Path | None, quick: bool) -> tuple[list[d
                       "params": all_params,
                       "note": ("Parameters: " + ", ".join(f"{k}={v}" for k, v in params.items())
                                + " (--quick).") if params else ""}
-    wee = sorted((traces_dir / "wee_alloc").glob("*.trace")) if traces_dir else []
-    for p in wee:
-        if quick and sum(1 for _ in open(p, "rb")) > QUICK_WEE_MAX_LINES:
-            continue
-        name = p.stem
-        specs.append({"name": name, "kind": "import", "source": str(p),
-                      "out": str(tmp / f"wee-{name}.hkb"), "role": "real"})
-        info[name] = {"kind": "real", "label": f"wee_alloc trace {p.name} (rustwasm/wee_alloc "
-                      "test/traces, valgrind-recorded programs).", "note": ""}
-    for z in ("systemui", "surfaceflinger") if traces_dir else ():
-        p = traces_dir / "aosp" / f"{z}.zip"
-        if not p.exists():
-            continue
-        spec = {"name": z, "kind": "import", "source": str(p), "out": str(tmp / f"aosp-{z}.hkb"),
-                "role": "real"}
-        if quick:
+    for kind, p in real_traces(traces_dir):
+        name = p.name.split(".")[0]
+        spec = {"name": name, "kind": "import", "source": str(p),
+                "out": str(tmp / f"{kind}-{name}.hkb"), "role": "real"}
+        note = ""
+        if kind == "aosp" and quick:
             spec["prefix"] = QUICK_AOSP_PREFIX
-            note = f"--quick: first {QUICK_AOSP_PREFIX:,} records only (bench and size search)."
-        else:
-            spec["prefixes"] = {str(AOSP_SIZE_PREFIX): str(tmp / f"aosp-{z}.size.hkb")}
-            note = (f"Bench replays the whole trace; the size search replays its first "
-                    f"{AOSP_SIZE_PREFIX:,} records (time budget).")
+            note = f"--quick: first {QUICK_AOSP_PREFIX:,} records only (bench, size search and counts)."
+        elif kind == "aosp":
+            spec["prefixes"] = {str(AOSP_SIZE_PREFIX): str(tmp / f"aosp-{name}.size.hkb")}
+            note = (f"Bench replays the whole trace; the size search and the advice's counts "
+                    f"replay its first {AOSP_SIZE_PREFIX:,} records (time budget).")
         specs.append(spec)
-        info[z] = {"kind": "real", "label": f"AOSP memory_replay trace {z}.zip (Android "
-                   "system/extras, threads replayed in file order on one thread).", "note": note}
+        info[name] = {"kind": "real", "label": REAL_SETS[kind].format(file=p.name), "note": note}
     bounds = kth_level_bounds()
     for level in range(len(bounds)):
         specs.append({"name": f"kth-level{level}", "kind": "kth_level", "level": level,
@@ -436,7 +441,7 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
         t_prep = time.perf_counter() - t0
         tasks = _tasks(made, allocs, quick)
         data = _execute(tasks, made, allocs, info, jobs, progress)
-        data["advice"] = _advice(data, made, info, quick, jobs, progress)
+        data["advice"] = _advice(data, made, info, jobs, progress)
         data["extra"]["kth_release"] = _kth_release(quick, progress)
         data["extra"]["cse3320"] = _cse3320(quick, jobs, progress)
         data["extra"]["fctma_target"] = _fctma_target(made, jobs, progress)
@@ -463,7 +468,14 @@ def collect(quick: bool = False, jobs: int = 2, traces_dir: str | os.PathLike | 
     return data
 
 
-def sdma_prefix(trace, arena: int):
+# The general-purpose allocators the driver runs by default, heapkit's and the peers', that
+# fctma-pools' "faster than any conventional allocator" is judged against on itc; newlib is
+# left out: its prebuilt libc.a is not rebuilt at -O0 with the others.
+FCTMA_RIVALS = ("seqfit-first", "seqfit-best", "buddy", "tlsf", "dmm-lea", "freertos-heap5", "o1heap",
+                "umm", "tlsf-conte")
+
+
+def bump_prefix(trace, arena: int):
     """The longest prefix of *trace* whose allocations all fit a bump allocator's *arena*
     (the bump never reuses a block), with room for a 16-byte header per block."""
     from .trace import OP_FREE, Trace
@@ -475,7 +487,8 @@ def sdma_prefix(trace, arena: int):
 
 def _fctma_target(made: dict, jobs: int, progress: bool) -> dict:
     """fctma-pools Tables I-II: exact Cortex-M3 counts of itc at -O0 (as the paper compiled)
-    and -O2 for the pool (FCTMA), heap_4 and poolset, and for the bump (SDMA) on the prefix
+    and -O2 for the pool (FCTMA), heap_4, SDMA, poolset and :data:`FCTMA_RIVALS` (the
+    allocators "faster than any" is judged on), and for the bump (SimpleDMA) on the prefix
     of itc its arena holds; or why they are missing."""
     from . import target
     if "path" not in made.get("itc", {}):
@@ -485,8 +498,8 @@ def _fctma_target(made: dict, jobs: int, progress: bool) -> dict:
                            f"{target.CORTEX_M3.packages}); CI has them"}
     from .trace import read_trace
     itc = read_trace(made["itc"]["path"])
-    traces = [("itc", itc, ["pool", "freertos-heap4", "poolset"]),
-              ("itc-sdma", sdma_prefix(itc, target.ARENA_SIZE), ["bump"])]
+    traces = [("itc", itc, ["pool", "freertos-heap4", "sdma", "poolset", *FCTMA_RIVALS]),
+              ("itc-bump", bump_prefix(itc, target.ARENA_SIZE), ["bump"])]
     try:
         return target.bench(traces, opts=fctma_pools.FCTMA_LEVELS, jobs=jobs, progress=progress)
     except HeapkitError as e:
@@ -505,10 +518,10 @@ def _itc_kernel(jobs: int) -> dict:
         return {"error": str(e).splitlines()[0]}
 
 
-def _advice(data: dict, made: dict, info: dict, quick: bool, jobs: int, progress: bool) -> dict:
-    """heapkit advise on the real traces, from the size searches and replays just run; the
-    Cortex-M3 counts where QEMU is installed, on the traces of at most
-    :data:`ADVICE_TARGET_RECORDS` records (those are seconds each)."""
+def _advice(data: dict, made: dict, info: dict, jobs: int, progress: bool) -> dict:
+    """heapkit advise on the real traces, from the size searches and replays just run, with
+    the Cortex-M3 and RV32 counts where QEMU is installed, on the same records as the size
+    search."""
     from . import advise
     traces = {}
     for name in info:
@@ -520,10 +533,8 @@ def _advice(data: dict, made: dict, info: dict, quick: bool, jobs: int, progress
         traces[name] = {"path": size_path or m["path"],
                         "records": AOSP_SIZE_PREFIX if size_path else m["records"],
                         "note": "its first records only (time budget)" if cut else ""}
-    targets = [t for t in ("cortex-m3",) if t in advise.available_targets()]
-    return advise.from_results(data, traces, targets=targets, jobs=jobs, progress=progress,
-                               target_max_records=QUICK_ADVICE_TARGET_RECORDS if quick
-                               else ADVICE_TARGET_RECORDS)
+    return advise.from_results(data, traces, targets=advise.available_targets(), jobs=jobs,
+                               progress=progress)
 
 
 def _engine_binary(progress: bool) -> Path:
@@ -555,9 +566,8 @@ def _notes(quick: bool, made: dict) -> list[str]:
     if bad:
         notes.append("Traces that could not be prepared: " + "; ".join(bad))
     if quick:
-        notes.append("--quick: workloads shrunk (see each trace's note), wee_alloc traces over "
-                     f"{QUICK_WEE_MAX_LINES:,} lines skipped, AOSP traces cut to their first "
-                     f"{QUICK_AOSP_PREFIX:,} records.")
+        notes.append("--quick: workloads shrunk (see each trace's note), AOSP traces cut to "
+                     f"their first {QUICK_AOSP_PREFIX:,} records.")
     else:
         notes.append(f"AOSP size searches replay the first {AOSP_SIZE_PREFIX:,} records of each "
                      "trace; everything else uses the whole traces.")

@@ -4,11 +4,12 @@
 What the seed's section of the demo's report needs, beyond what ``heapkit
 explore`` alone writes:
 
-- :func:`app_traces`: each application's traces (lab/netapps, hk-netapp): its
-  default capture trace (a python3-dpkt capture replayed N times, as ``make
-  explore`` uses) and one synthetic trace per usage shape of Fig. 3
-  (lab/netapps/synth.c), so each application has five traces as the paper's
-  have three to seven;
+- :func:`app_traces`: each application's traces (lab/netapps, hk-netapp): one per
+  capture heapkit recorded (data/captures/, 50,000 packets each as the paper's
+  DRR and URL traces; without them the default python3-dpkt capture replayed N
+  times, as ``make explore`` uses) and one synthetic trace per usage shape of
+  Fig. 3 (lab/netapps/synth.c), so each application has six traces as the
+  paper's have three to seven;
 - the exploration of :data:`DEMO_SPACE` on them (heapkit/explore.py): Tables
   3-5, Fig. 2 and Table 2 (``techniques``, one technique varied at a time from
   the chosen configuration). The demo's space is a reduction of ``make
@@ -23,6 +24,9 @@ explore`` alone writes:
 - :func:`target_costs`: the presets and each application's chosen
   configuration replayed on the emulated Cortex-M3 (heapkit/target.py), exact
   instructions per call beside the work count;
+- :func:`peak_breakdown`: dmm-net's footprint at the peak-live moment split into
+  requested, internal, external and metadata bytes by the engine (Section 5
+  point 4, full coalescing and external fragmentation);
 - :data:`CAPTURE_SEARCH`: which packages were searched for larger captures.
 
 :func:`collect` returns ``{"explore": heapkit-explore document, "dmm_network":
@@ -43,6 +47,7 @@ from .errors import HeapkitError
 
 SHAPE_PACKETS = 10_000
 QUICK_SHAPE_PACKETS = 5_000
+QUICK_CAPTURE_PACKETS = 10_000     # --quick: the first packets of each recorded capture
 DEMO_SPACE: dict[str, Any] = {"fits": ("first", "next", "best", "exact"), "orders": explore.ORDERS,
                               "splits": (0, 3, 6, 9), "coalesces": (0, 3, 6, 9), "list_sets": 7}
 QUICK_SPACE: dict[str, Any] = {"fits": ("first", "best"), "orders": ("lifo",), "splits": (0, 9),
@@ -50,9 +55,11 @@ QUICK_SPACE: dict[str, Any] = {"fits": ("first", "best"), "orders": ("lifo",), "
 SERIES_POINTS = 300
 TARGET_OPT = "-O2"
 PRESET_ALLOCATORS = tuple(f"dmm-{p}" for p in explore.PRESETS + explore.EXTRA_PRESETS)
+COALESCE_PRESET = "dmm-net"
 
-# Where larger real captures were looked for (November 2026), none of which ships one: the
-# report says the inputs are small. Each entry: (registry, package, what it holds).
+# Where larger real captures were looked for (November 2026), none of which ships one, before
+# heapkit recorded its own (data/captures/); the report lists them when it falls back to
+# python3-dpkt's. Each entry: (registry, package, what it holds).
 CAPTURE_SEARCH = (
     ("Debian", "python3-dpkt", "5 small captures (32-62 packets): used"),
     ("Debian", "tcpreplay", "no capture files"),
@@ -65,18 +72,34 @@ CAPTURE_SEARCH = (
 )
 
 
-def app_traces(outdir: Path, quick: bool = False) -> dict[str, list[dict]]:
-    """app -> [{"name", "path", "kind": "capture" | "synthetic", ...}]: the default capture
-    trace, then one synthetic trace per usage shape."""
+def app_traces(outdir: Path, quick: bool = False,
+               recorded: dict[str, Path] | None = None) -> dict[str, list[dict]]:
+    """app -> [{"name", "path", "kind": "capture" | "synthetic", ...}]: the capture traces,
+    then one synthetic trace per usage shape. The captures are heapkit's recordings
+    (*recorded*, name -> pcap; default :func:`heapkit.netapps.recorded_captures`), each
+    replayed once by every application; without them, the application's default input
+    (a python3-dpkt capture replayed N times). *quick*: the captures' first
+    :data:`QUICK_CAPTURE_PACKETS` packets."""
     packets = QUICK_SHAPE_PACKETS if quick else SHAPE_PACKETS
+    if recorded is None:
+        recorded = netapps.recorded_captures(packets=QUICK_CAPTURE_PACKETS if quick else None)
     outdir.mkdir(parents=True, exist_ok=True)
     out: dict[str, list[dict]] = {}
     for app in netapps.APPS:
-        pcap, copies = netapps.DEFAULT_INPUTS[app]
-        one = netapps.run(app, pcap=netapps.pcap_dir() / pcap, repeat=1)
-        out[app] = [{"name": f"{Path(pcap).stem}x{copies}", "path": str(netapps.default_trace(app)),
-                     "kind": "capture", "capture": pcap, "capture_packets": one["packets"],
-                     "copies": copies}]
+        out[app] = []
+        for name, pcap_path in recorded.items():
+            path = outdir / f"{app}-{Path(name).stem}.hkb"
+            one = netapps.run(app, pcap=pcap_path, emit_trace=path)
+            out[app].append({"name": Path(name).stem, "path": str(path), "kind": "capture",
+                             "capture": name, "capture_packets": one["packets"], "copies": 1,
+                             "recorded": True})
+        if not recorded:
+            pcap, copies = netapps.DEFAULT_INPUTS[app]
+            one = netapps.run(app, pcap=netapps.pcap_dir() / pcap, repeat=1)
+            out[app].append({"name": f"{Path(pcap).stem}x{copies}",
+                             "path": str(netapps.default_trace(app)), "kind": "capture",
+                             "capture": pcap, "capture_packets": one["packets"], "copies": copies,
+                             "recorded": False})
         for shape in netapps.SHAPES:
             path = outdir / f"{app}-{shape}.hkb"
             netapps.run(app, synthetic=f"{shape},packets={packets}", emit_trace=path)
@@ -220,6 +243,20 @@ def target_costs(traces: dict[str, list[dict]], chosen: dict[str, str], jobs: in
             "skipped": doc.get("skipped_traces") or {}}
 
 
+def peak_breakdown(traces: dict[str, list[dict]], allocator: str = COALESCE_PRESET) -> dict[str, Any]:
+    """Section 5 point 4 (full coalescing eradicates external fragmentation): *allocator*
+    (dmm-net: full coalescing and splitting) replayed by the engine on every trace, the
+    footprint at the peak-live moment split into its parts (docs/metrics.md):
+    {app: {trace: {"requested", "internal", "external", "metadata", "footprint", ...}}}."""
+    from . import engine
+    out: dict[str, Any] = {"allocator": allocator, "apps": {}}
+    for app, ts in traces.items():
+        for t in ts:
+            res = engine.replay(t["path"], allocator, series=0, timing=False)
+            out["apps"].setdefault(app, {})[t["name"]] = res["replay"]["at_peak_live"]
+    return out
+
+
 def collect(workdir: Path, quick: bool = False, jobs: int = 2, progress: bool = True) -> dict:
     """Everything the custom-dmm-network section needs: {"explore": heapkit-explore
     document, "dmm_network": {"traces", "sizes", "shapes", "target", "captures", ...}}."""
@@ -237,9 +274,15 @@ def collect(workdir: Path, quick: bool = False, jobs: int = 2, progress: bool = 
     doc_all, summaries = explore_apps(traces, workdir / "explore.db", space, jobs, progress)
     chosen = {app: s.chosen for app, s in summaries.items() if s.chosen}
     costs = target_costs(traces, chosen, jobs, progress)
+    try:
+        breakdown = peak_breakdown(traces)
+    except HeapkitError as e:
+        breakdown = {"error": str(e).splitlines()[0]}
     info = {app: [{k: v for k, v in t.items() if k != "path"} for t in ts] for app, ts in traces.items()}
     return {"explore": doc_all,
             "dmm_network": {"traces": info, "sizes": sizes, "shapes": shapes, "target": costs,
+                            "breakdown": breakdown,
                             "chosen": chosen, "captures": [list(c) for c in CAPTURE_SEARCH],
-                            "pcap_dir": str(netapps.pcap_dir()), "quick": quick,
+                            "pcap_dir": str(netapps.pcap_dir()),
+                            "recorded_dir": str(netapps.CAPTURES_DIR or ""), "quick": quick,
                             "wall_s": time.perf_counter() - t0}}

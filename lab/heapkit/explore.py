@@ -830,6 +830,7 @@ def app_document(s: AppSummary, *, header: str | None = None, plot: str | None =
     return {"app": s.app, "traces": names, "configs": len(s.configs), "feasible": len(s.feasible),
             "cost": s.cost, "rows": rows, "extra_rows": extra, "average": avg, "chosen": chosen,
             "front": front, "cloud": cloud, "verdict": verdict, "techniques": technique_effects(s),
+            "technique_pairs": technique_pairs(s),
             "split_minima": split_minima(s), "header": header, "plot": plot, "firmware": firmware}
 
 
@@ -874,6 +875,31 @@ def technique_effects(s: AppSummary) -> list[dict]:
         on, off = pairs[name]
         out.append({"technique": name, "on_label": on_label, "off_label": off_label,
                     "on": _mean_of(s, on.text()) if on else None, "off": _mean_of(s, off.text())})
+    return out
+
+
+def technique_pairs(s: AppSummary) -> dict[str, list[list[float]]]:
+    """Every explored pair of configurations that differ only in one technique of
+    :data:`TECHNIQUES` (on as Table 2 switches it on, off as it switches it off), both
+    replayed in full on every trace: technique -> [[on frag, on work, off frag, off work]],
+    means over the traces, so a technique is judged wherever it acts, not only from the
+    chosen configuration."""
+    ok = {}
+    for text in s.configs:
+        m = _mean_of(s, text)
+        if m["status"] == "ok":
+            ok[text] = m
+    out: dict[str, list[list[float]]] = {name: [] for name, _, _ in TECHNIQUES}
+    for text, on in ok.items():
+        c = Config.parse(text)
+        offs = {"freelists": dataclasses.replace(c, lists=(), class_round=0) if c.lists else None,
+                "fit": dataclasses.replace(c, fit="first") if c.fit == "best" else None,
+                "split": dataclasses.replace(c, split=0) if c.split == 9 else None,
+                "coalesce": dataclasses.replace(c, coalesce=0) if c.coalesce == 9 else None}
+        for name, off_cfg in offs.items():
+            off = ok.get(off_cfg.text()) if off_cfg is not None else None
+            if off is not None:
+                out[name].append([on["frag"], on["work"], off["frag"], off["work"]])
     return out
 
 

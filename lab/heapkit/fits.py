@@ -18,7 +18,9 @@ stores them in ``extra.cse3320``):
   -next, -best, -worst, and reports its peak RSS (VmHWM) and mean ns per call.
 - ``icount``: the timing test's calls on the emulated Cortex-M3 (QEMU
   mps2-an385, -O2, :func:`heapkit.target.bench`), exact instructions per
-  malloc and free for the four fits and the toolchain's C library (newlib).
+  malloc and free for the four fits and the toolchain's C library (newlib),
+  and each fit's malloc on the same allocations without their frees (no
+  free-list search: the seed's "75 % shorter search" is judged on the rest).
 
     heapkit fits-cse3320 [--repeats N] [--json FILE]
 
@@ -108,23 +110,39 @@ def rss(repeats: int = 3, rounds: int = TIMING_ROUNDS) -> dict[str, Any]:
     return {"rounds": rounds, "repeats": repeats, "configs": out}
 
 
+def grow_only(trace):
+    """*trace*'s allocations without its frees: every malloc finds an empty free list and
+    grows the heap, so what a fit's malloc costs there is its path without a search."""
+    b = TraceBuilder(what="cse3320 allocations only")
+    for r in trace.records:
+        if r["op"] == OP_MALLOC:
+            b.malloc(int(r["size"]))
+    return b.build("cse3320-grow")
+
+
 def icount(rounds: int = TIMING_ROUNDS, jobs: int = 2, progress: bool = False) -> dict[str, Any]:
-    """Exact Cortex-M3 instructions per malloc and free on the timing test's calls (-O2)."""
+    """Exact Cortex-M3 instructions per malloc and free on the timing test's calls (-O2)
+    ("runs"), and per malloc of the four fits on the same allocations without the frees
+    ("grow": the malloc path without a free-list search, :func:`grow_only`)."""
     if missing := target.missing_tools():
         raise HeapkitError("the Cortex-M3 counts need " + ", ".join(missing))
     trace = workloads.generate("cse3320", rounds=rounds, shuffle=0)
-    doc = target.bench([("cse3320", trace)], allocs=[*FITS, TARGET_LIBC], opts=("-O2",),
-                       jobs=jobs, progress=progress)
-    out = []
+    doc = target.bench([("cse3320", trace), ("cse3320-grow", grow_only(trace))],
+                       allocs=[*FITS, TARGET_LIBC], opts=("-O2",), jobs=jobs, progress=progress)
+    out, grow = [], []
     for r in doc["runs"]:
         if r.get("result") is None:
-            out.append({"allocator": r["allocator"], "skipped": r.get("skipped", "skipped")})
+            if r["trace"] == "cse3320":
+                out.append({"allocator": r["allocator"], "skipped": r.get("skipped", "skipped")})
             continue
-        out.append({"allocator": r["allocator"],
-                    **{kind: {k: r["stats"][kind][k] for k in ("count", "mean", "p50", "max")}
-                       for kind in ("malloc", "free")}})
+        stats = {kind: {k: r["stats"][kind][k] for k in ("count", "mean", "p50", "max")}
+                 for kind in ("malloc", "free") if r["stats"][kind]["count"]}
+        if r["trace"] == "cse3320":
+            out.append({"allocator": r["allocator"], **stats})
+        elif r["allocator"] in FITS:
+            grow.append({"allocator": r["allocator"], "malloc": stats["malloc"]})
     return {"target": doc["target"], "machine": doc["machine"], "opt": "-O2", "rounds": rounds,
-            "runs": out}
+            "runs": out, "grow": grow}
 
 
 def collect(repeats: int = 3, jobs: int = 2, progress: bool = False) -> dict[str, Any]:

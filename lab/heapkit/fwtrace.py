@@ -17,6 +17,8 @@ Bad input stops with one line naming the file and the record.
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import os
 import struct
 from collections import Counter
@@ -25,7 +27,7 @@ import numpy as np
 
 from .annotations import Annotations
 from .errors import TraceError
-from .trace import TraceBuilder, read_bytes
+from .trace import TraceBuilder, gzip_errors, open_source
 
 STREAM_MAGIC = b"HKFWTRC\0"
 IMAGE_MAGIC = b"HKFWBUF\0"
@@ -212,5 +214,20 @@ def parse_firmware(data: bytes, source: str):
     return trace, ann, r.events, r.dropped
 
 
+MAX_STREAM = 256 << 20   # bytes of a recorder stream read, gzip removed (some 11 million records)
+
+
 def read_firmware(path: str | os.PathLike):
-    return parse_firmware(read_bytes(path), str(path))
+    """Parse a recorder stream, plain or gzip-compressed; one larger than :data:`MAX_STREAM`
+    is refused before it is all read (a gzip bomb cannot take the memory)."""
+    source = str(path)
+    with open_source(path) as f:
+        stream = f
+        with contextlib.ExitStack() as stack:
+            if f.peek(2)[:2] == b"\x1f\x8b":
+                stack.enter_context(gzip_errors(source))
+                stream = stack.enter_context(gzip.GzipFile(fileobj=f))
+            data = stream.read(MAX_STREAM + 1)
+    if len(data) > MAX_STREAM:
+        raise TraceError(source, f"more than {MAX_STREAM:,} bytes of recorder stream: refused")
+    return parse_firmware(data, source)

@@ -873,6 +873,8 @@ def detect_format(path: str | os.PathLike) -> str:
         data = stream.read(256 * 1024)
     if sniff_form(data[:1024]):
         return "heapkit"
+    if is_firmware(data[:16]):          # a compressed recorder stream
+        return "firmware"
     head = data.decode("utf-8", errors="replace").split("\n")[:2000]
     scores = Counter()
     for line in head:

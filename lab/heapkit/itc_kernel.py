@@ -5,9 +5,18 @@ counted in instructions (``make itc-kernel``, ``heapkit demo``'s ``extra.itc_ker
 examples/firmware-itc (app.c) is FreeRTOS-Kernel V11.2.0 with its GCC/ARM_CM3 port on QEMU
 mps2-an385: 10 producer and 10 consumer tasks pass 127-byte blocks through a queue, with
 heap_4 (pvPortMalloc/vPortFree, the kernel's heap too), FCTMA (heapkit's "pool": one pool of
-127-byte blocks called from the tasks) and SimpleDMA (heapkit's bump). Each call runs with
-interrupts masked inside lab/target/measure_m3.S's window on the CMSDK timer 0 (the kernel
-owns SysTick), calibrated in the running kernel with callees of 1 and 1000 instructions.
+127-byte blocks called from the tasks), FCTMA with its mutex and counting semaphore
+attached ("pool_sync"), SimpleDMA (heapkit's bump) and SDMA (lab/target/sdma.c on a 48 KB
+chunk from heap_4). Each call runs with interrupts masked inside lab/target/measure_m3.S's
+window on the CMSDK timer 0 (the kernel owns SysTick), calibrated in the running kernel
+with callees of 1 and 1000 instructions. pool_sync's run ends with the multitasking stress
+(tasks preempting each other inside the pool's calls, every block stamped by its holder).
+
+At :data:`CONTROL_LEVEL` :func:`measure` also runs the checks that must fail and the ISR
+pool (``"checks"``): pool_race (the stress on the pool without its lock), isr_lfpool
+(examples/firmware-itc/isr_pool.c: lfpool used by tasks and by the CMSDK timer 1
+interrupt for a million operations, the ISR's calls counted) and isr_pool_race (the same
+on the plain pool). Each is the firmware's JSON line with its exit ``status``.
 
 :func:`measure` configures and builds the firmware once per level (:data:`LEVELS`: -O2, and
 -O0 as the seed compiled) with CMake, runs each ELF with ports/baremetal/run-qemu.sh and
@@ -30,7 +39,10 @@ from .errors import HeapkitError
 from .native import CACHE_DIR, SOURCE_ROOT
 
 LEVELS = ("-O2", "-O0")
-HEAPS = ("heap_4", "pool", "bump")
+HEAPS = ("heap_4", "pool", "pool_sync", "bump", "sdma")
+# Runs whose checks decide a verdict, at one level: (ELF stem, result line type, must pass).
+CHECKS = (("itc_pool_race", "itc", False), ("isr_lfpool", "isr", True), ("isr_pool_race", "isr", False))
+CONTROL_LEVEL = "-O2"
 FIRMWARE = SOURCE_ROOT / "examples" / "firmware-itc"
 TOOLCHAIN = SOURCE_ROOT / "ports" / "baremetal" / "cmake" / "arm-cortex-m3.cmake"
 RUN_QEMU = SOURCE_ROOT / "ports" / "baremetal" / "run-qemu.sh"
@@ -97,18 +109,30 @@ def with_moments(calls: dict[str, Any]) -> dict[str, Any]:
     return {**calls, "mean": mean, "sd": sd}
 
 
-def run(elf: Path) -> dict[str, Any]:
-    """One firmware run: its result line, with the moments."""
+def _line(elf: Path, kind: str) -> tuple[subprocess.CompletedProcess, dict | None]:
     proc = subprocess.run([str(RUN_QEMU), "mps2-an385", str(elf)], capture_output=True, text=True,
                           env=dict(os.environ, HK_QEMU_TIMEOUT=str(RUN_TIMEOUT)))
-    lines = [l for l in proc.stdout.splitlines() if l.startswith('{"type":"itc"')]
-    if proc.returncode != 0 or len(lines) != 1:
+    lines = [l for l in proc.stdout.splitlines() if l.startswith('{"type":"%s"' % kind)]
+    return proc, json.loads(lines[0]) if len(lines) == 1 else None
+
+
+def run(elf: Path) -> dict[str, Any]:
+    """One firmware run: its result line, with the moments."""
+    proc, out = _line(elf, "itc")
+    if proc.returncode != 0 or out is None:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
         raise ItcError(f"{elf.name}: status {proc.returncode}: " + " | ".join(tail))
-    out = json.loads(lines[0])
     for kind in ("alloc", "free"):
         out[kind] = with_moments(out[kind])
     return out
+
+
+def run_check(elf: Path, kind: str) -> dict[str, Any]:
+    """A run whose outcome is the finding, pass or fail: its result line (None when the firmware
+    died before printing it), exit ``status`` and last ``message`` line."""
+    proc, out = _line(elf, kind)
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    return {"status": proc.returncode, "result": out, "message": lines[-1] if lines else ""}
 
 
 def measure(levels=LEVELS, jobs: int = 2) -> dict[str, Any]:
@@ -121,6 +145,9 @@ def measure(levels=LEVELS, jobs: int = 2) -> dict[str, Any]:
     for level in levels:
         d = build(level, jobs)
         out["levels"][level] = {h: run(d / f"itc_{h}.elf") for h in HEAPS}
+        if level == CONTROL_LEVEL:
+            out["checks"] = {name: {**run_check(d / f"{name}.elf", kind), "level": level, "must_pass": ok}
+                             for name, kind, ok in CHECKS}
     first = next(iter(next(iter(out["levels"].values())).values()))
     out.update(block=first["block"], blocks=first["blocks"])
     return out
@@ -138,7 +165,19 @@ def main() -> int:
         t3 = heaps["pool"]["table3"]
         total = t3["control"] + t3["peak_used"]
         print(f"Table III, pool: {t3['blocks']} blocks at its high-water mark, {t3['user']:,} user bytes "
-              f"of {total:,}: {100 * (1 - t3['user'] / total):.1f} % internal fragmentation\n")
+              f"of {total:,}: {100 * (1 - t3['user'] / total):.1f} % internal fragmentation")
+        s = heaps["pool_sync"]["stress"]
+        print(f"pool_sync under the multitasking stress: {s['tasks']} tasks, {s['ops']:,} operations, "
+              f"{s['overlaps']} overlaps, free blocks {s['free_before']} before and {s['free_after']} after\n")
+    for name, c in (data.get("checks") or {}).items():
+        r = c["result"] or {}
+        extra = ""
+        if r.get("type") == "isr":
+            extra = (f": {r['ops']:,} operations, the interrupt inside a task's pool call {r['isr_inside_task_call']:,} "
+                     f"times, handed out twice {r['twice']}, overwritten {r['overlap']}, free at the end "
+                     f"{r['free_end']} of {r['blocks']}; from the ISR (instructions, {c['level']}) alloc "
+                     f"{r['isr_alloc']['min']}-{r['isr_alloc']['max']}, free {r['isr_free']['min']}-{r['isr_free']['max']}")
+        print(f"{name} ({'must pass' if c['must_pass'] else 'must fail'}): exit status {c['status']}{extra}")
     return 0
 
 

@@ -22,6 +22,10 @@ checkout, see :mod:`heapkit.native`) and rebuilt when missing or older than
 the binary (the run is deterministic, so a rebuild gives the same bytes
 unless the application changed).
 
+heapkit's own recordings (data/captures/ in a checkout, tools/record_captures.sh):
+:func:`recorded_captures` gives them decompressed in the lab's cache; the
+custom-dmm-network section of ``heapkit demo`` runs the applications on them.
+
 Where the binary comes from: ``$HEAPKIT_NETAPP`` if set, else the installed
 one, else the build tree's ``lab/netapps/hk-netapp``, built with CMake when
 missing. The captures' directory: ``$HEAPKIT_PCAP_DIR`` if set, else
@@ -44,7 +48,7 @@ from .errors import HeapkitError
 
 __all__ = [
     "APPS", "SHAPES", "DEFAULT_INPUTS", "NetappError", "binary_path", "find_binary", "pcap_dir",
-    "run", "default_trace", "default_traces", "default_command",
+    "run", "default_trace", "default_traces", "default_command", "CAPTURES_DIR", "recorded_captures",
 ]
 
 APPS = ("drr", "easyport", "url-switch")
@@ -54,6 +58,8 @@ ENV_BINARY = "HEAPKIT_NETAPP"
 ENV_PCAP_DIR = "HEAPKIT_PCAP_DIR"
 DPKT_PCAP_DIR = Path("/usr/share/doc/python3-dpkt/examples/data")
 TRACE_DIR = native.CACHE_DIR / "netapps"
+# heapkit's own captures (data/captures/PROVENANCE.md); an installed lab has none.
+CAPTURES_DIR = None if native.CHECKOUT is None else native.CHECKOUT / "data" / "captures"
 
 # app -> (capture in the pcap directory, copies). Sizes as in the seed's
 # runs where they are small enough for an exploration of 10,000
@@ -86,6 +92,46 @@ def find_binary() -> Path:
 def pcap_dir() -> Path:
     """The directory of the real captures (python3-dpkt's unless ``$HEAPKIT_PCAP_DIR``)."""
     return Path(os.environ.get(ENV_PCAP_DIR) or DPKT_PCAP_DIR)
+
+
+def recorded_captures(directory: str | os.PathLike | None = None,
+                      packets: int | None = None) -> dict[str, Path]:
+    """heapkit's recorded captures (``NAME.pcap.xz`` in *directory*, default
+    :data:`CAPTURES_DIR`): name -> the pcap decompressed into the lab's cache (redone when
+    the .xz is newer), only its first *packets* packets when given. Empty when there are none."""
+    import lzma
+    src = Path(directory) if directory is not None else CAPTURES_DIR
+    if src is None or not src.is_dir():
+        return {}
+    out = {}
+    for xz in sorted(src.glob("*.pcap.xz")):
+        name = xz.name.removesuffix(".xz")
+        dst = native.CACHE_DIR / "captures" / (name if packets is None else f"{Path(name).stem}-{packets}.pcap")
+        if not dst.is_file() or dst.stat().st_mtime_ns < xz.stat().st_mtime_ns:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dst.with_suffix(".part")
+            try:
+                with lzma.open(xz) as f:
+                    data = f.read()
+            except (lzma.LZMAError, EOFError) as e:
+                raise NetappError(f"{xz}: not a readable xz file ({e})") from None
+            tmp.write_bytes(data if packets is None else _pcap_prefix(data, packets, xz))
+            tmp.replace(dst)
+        out[name] = dst
+    return out
+
+
+def _pcap_prefix(data: bytes, packets: int, what: Path) -> bytes:
+    """The pcap file *data* cut after its first *packets* records."""
+    import struct
+    if len(data) < 24 or data[:4] not in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        raise NetappError(f"{what}: not a little-endian pcap file")
+    off = 24
+    for _ in range(packets):
+        if off + 16 > len(data):
+            break
+        off += 16 + struct.unpack_from("<I", data, off + 8)[0]
+    return data[:off]
 
 
 def _argv(app: str, *, pcap: str | os.PathLike | None = None, synthetic: str | None = None,

@@ -93,7 +93,7 @@ _HEAPKIT_CODE = {
     "tlsf": ["tlsf", "tagged"], "poolset": ["poolset", "pool", "bump"], "lfpool": ["pool_lockfree"],
     "pool": ["pool", "bump"], "dmm": ["dmm", "tagged"],
 }
-_PEER_CODE = {"freertos-heap4": "heap_4", "freertos-heap5": "heap_5", "o1heap": "o1heap",
+_PEER_CODE = {"sdma": "tgt_sdma", "freertos-heap4": "heap_4", "freertos-heap5": "heap_5", "o1heap": "o1heap",
               "umm": "umm_malloc", "tlsf-conte": "lv_tlsf"}
 
 
@@ -247,7 +247,7 @@ def _sources(t: Target, peers: dict[str, Path], arena: int, hardening: int | Non
     trace_inc = ["-I" + str(TRACE_DIR)]
     out.append(("hk_trace", TRACE_DIR / "hk_trace.c", inc + trace_inc + hk))
     dmm = [f'-DTGT_DMM_CONFIGS="{dmm_header}"'] if dmm_header else []
-    for name in ("icount", "allocs", "probe"):
+    for name in ("icount", "allocs", "probe", "sdma"):
         out.append((f"tgt_{name}", TARGET_DIR / f"{name}.c",
                     inc + trace_inc + defines + hk + (dmm if name == "allocs" else [])))
     out.append(("tgt_measure", TARGET_DIR / t.measure, []))

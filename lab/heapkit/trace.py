@@ -799,13 +799,6 @@ def open_source(path: str | os.PathLike) -> IO[bytes]:
         raise HeapkitError(f"{path}: {e.strerror or e}") from None
 
 
-def read_bytes(path: str | os.PathLike) -> bytes:
-    """The whole file, for binary formats (their size follows the events), or a
-    HeapkitError naming it."""
-    with open_source(path) as f:
-        return f.read()
-
-
 @contextlib.contextmanager
 def gzip_errors(source: str) -> Iterator[None]:
     """Reading a gzip stream of *source*: its errors as TraceErrors naming it."""

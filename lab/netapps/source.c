@@ -12,6 +12,8 @@
  * stagger (a quarter of the capture's duration) about four copies overlap
  * at any time. The copies are merged by timestamp (ties: lower copy, then
  * capture order). IP checksums are left as captured: nothing verifies them.
+ * A packet cut at the capture's snaplen is handed over at its wire length,
+ * the bytes not captured as zeros (the applications allocate what arrived).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -279,11 +281,21 @@ int na_source_next(na_source_t *s, na_packet_t *p)
     p->caplen = c->caplen;
     p->wire_len = c->wire_len;
     p->data = s->bytes + c->off;
+    if (c->caplen < c->wire_len) {
+        /* A capture cut at its snaplen: the application received the whole frame, so it
+         * gets the wire length, the bytes the capture did not keep reading as zeros. */
+        memcpy(s->scratch, p->data, c->caplen);
+        memset(s->scratch + c->caplen, 0, c->wire_len - c->caplen);
+        p->data = s->scratch;
+        p->caplen = c->wire_len;
+    }
     na_parse(p, s->link);
     if (o->copy != 0 && p->key.family != 0) {
         uint32_t a = p->key.family == 4 ? 1u : 4u, src = p->key.family == 4 ? 12u : 8u,
                  dst = p->key.family == 4 ? 16u : 24u;
-        memcpy(s->scratch, p->data, p->caplen);
+        if (p->data != s->scratch) {
+            memcpy(s->scratch, p->data, p->caplen);
+        }
         shift16(s->scratch + p->l3_off + src + a, o->copy);
         shift16(s->scratch + p->l3_off + dst + a, o->copy);
         p->data = s->scratch;

@@ -35,6 +35,10 @@
  *                      its direct hk_pool_malloc/hk_pool_free, realloc through
  *                      hk_realloc on the pool's heap (the uniform layer, as
  *                      the catalog entries; no lock hooks);
+ *   sdma               the fctma-pools seed's SDMA (sdma.c, as the host engine's
+ *                      "sdma"), the arena as its chunk, through its direct
+ *                      lab_sdma_malloc/lab_sdma_free, realloc through
+ *                      hk_realloc (no split: a block grows only by moving);
  *   freertos-heap4/5   pvPortMalloc, vPortFree, pvPortCalloc (TGT_HAVE_FREERTOS);
  *                      no realloc, no aligned allocation; heap_4's ucHeap is
  *                      tgt_arena, heap_5 gets it with vPortDefineHeapRegions;
@@ -76,6 +80,7 @@
 #include "hk_trace.h"
 #include "fctma_pool.h"
 #include "icount.h"
+#include "sdma.h"
 
 extern char __heap_start[], __heap_end[]; /* the port's sbrk heap */
 
@@ -178,6 +183,23 @@ static int setup_pool(tgt_heap_t *h, uint8_t *arena, size_t size, const void *ar
     h->has_ctx = 1;
     h->malloc_fn = (const void *)hk_pool_malloc;
     h->free_fn = (const void *)hk_pool_free;
+    h->realloc_fn = (const void *)hk_realloc;
+    h->max_align = HK_ALIGN;
+    return 0;
+}
+
+static int setup_sdma(tgt_heap_t *h, uint8_t *arena, size_t size, const void *arg)
+{
+    hk_status_t st;
+    hk_heap_t *heap = lab_sdma_init(arena, size, &st);
+    (void)arg;
+    if (heap == NULL) {
+        return -1;
+    }
+    h->ctx = (uintptr_t)heap;
+    h->has_ctx = 1;
+    h->malloc_fn = (const void *)lab_sdma_malloc;
+    h->free_fn = (const void *)lab_sdma_free;
     h->realloc_fn = (const void *)hk_realloc;
     h->max_align = HK_ALIGN;
     return 0;
@@ -395,6 +417,7 @@ static int setup_spin(tgt_heap_t *h, uint8_t *arena, size_t size, const void *ar
 static const tgt_alloc_t peers[] = {
     {"tlsf-traced", "traced", setup_tlsf_traced, NULL, 1},
     {"pool", "heapkit", setup_pool, NULL, 0},
+    {"sdma", "peer", setup_sdma, NULL, 0},
 #ifdef TGT_HAVE_FREERTOS
     {"freertos-heap4", "peer", setup_heap4, NULL, 0},
     {"freertos-heap5", "peer", setup_heap5, NULL, 0},

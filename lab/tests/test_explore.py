@@ -434,6 +434,21 @@ def test_table2_switches_one_technique_from_the_choice():
     assert explore.technique_effects(s)[1]["on"]["status"] == "not explored"
 
 
+def test_technique_pairs_cover_every_explored_twin():
+    import dataclasses as dc
+    base = explore.Config("first", "lifo", 9, 9, 0, 0, 0, ((16, 16), (1476, 1476)))
+    exact = dc.replace(base, fit="exact", lists=())
+    variants = {base: (0.05, 100), dc.replace(base, split=0): (0.30, 80),
+                dc.replace(base, fit="best"): (0.04, 200), dc.replace(base, fit="best", split=0): (0.2, 150),
+                dc.replace(base, coalesce=0): (0.20, 90),
+                exact: (0.1, 50), dc.replace(exact, split=0): (0.1, 50)}   # exact fit: split idle
+    s = _summary(variants, base, capped={dc.replace(base, coalesce=0)})
+    pairs = explore.technique_pairs(s)
+    assert sorted(pairs["split"]) == [[0.04, 200, 0.2, 150], [0.05, 100, 0.30, 80], [0.1, 50, 0.1, 50]]
+    assert sorted(pairs["fit"]) == [[0.04, 200, 0.05, 100], [0.2, 150, 0.30, 80]]
+    assert pairs["coalesce"] == [] and pairs["freelists"] == []     # capped twin, no list-less twin
+
+
 def test_size_profile_measures_the_two_modes():
     from heapkit import dmm_network
     p = dmm_network.size_profile(Counter({16: 30, 1476: 20, 100: 25, 200: 25}))

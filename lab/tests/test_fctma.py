@@ -63,7 +63,7 @@ def test_pool_reuses_freed_blocks(hk, tmp_path):
     assert max(r["series"]["footprint"]) == r["series"]["footprint"][0]
 
 
-def test_bump_as_sdma_never_reuses(hk, tmp_path):
+def test_bump_as_simpledma_never_reuses(hk, tmp_path):
     t = write_hkb(tmp_path / "itc.hkb", ITC_LIKE)
     s = replay(t, "bump", hk, series=len(ITC_LIKE))["series"]["footprint"]
     # m3 after f1 goes above m2: the freed block is never handed out again.
@@ -71,7 +71,7 @@ def test_bump_as_sdma_never_reuses(hk, tmp_path):
     assert s[4] - s[2] == s[2] - s[1]
 
 
-def test_bump_as_sdma_free_reclaims_nothing(hk, tmp_path):
+def test_bump_as_simpledma_free_reclaims_nothing(hk, tmp_path):
     recs = [x for i in range(200) for x in (m(i, 1000), f(i))]
     t = write_hkb(tmp_path / "churn.hkb", recs)
     bump = replay(t, "bump", hk, arena=65536)["failures"]

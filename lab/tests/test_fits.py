@@ -98,6 +98,6 @@ def test_cli_prints_the_tables_and_a_verdict_per_claim(capsys, tmp_path):
     assert cli.main(["fits-cse3320", "--repeats", "1", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "24-B header" in text and "Ranking: measured" in text
-    assert text.count("\n- ") == 10
+    assert text.count("\n- ") == 11
     doc = json.loads(out.read_text())
     assert doc["kind"] == "heapkit-demo" and doc["extra"]["cse3320"]["header"]["paper_header"] == 24

@@ -9,6 +9,7 @@ Hand-made streams and images cover the format's corners and bad input.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -21,6 +22,7 @@ import pytest
 from heapkit.annotations import Annotations, side_path
 from heapkit.cli import main
 from heapkit.fwtrace import parse_firmware
+from heapkit.importers import detect_format, import_trace
 from heapkit.leaks import analyse
 from heapkit.trace import Trace
 
@@ -208,3 +210,24 @@ def test_leaks_bad_arguments(recorded, tmp_path, capsys):
     assert "no side table" in capsys.readouterr().err
     assert main(["leaks", str(d / "stream.hkfw"), "--elf", str(d / "prog.c")]) == 2
     assert "cannot read the ELF" in capsys.readouterr().err
+
+
+def test_a_compressed_stream_imports_as_the_plain_one(recorded, tmp_path):
+    """The repository keeps its recordings gzip-compressed (data/traces/embedded)."""
+    d, _, _ = recorded
+    packed = tmp_path / "stream.hkfw.gz"
+    packed.write_bytes(gzip.compress((d / "stream.hkfw").read_bytes()))
+    assert detect_format(packed) == "firmware"
+    plain, packed_trace = import_trace(d / "stream.hkfw").trace, import_trace(packed).trace
+    assert plain.to_text() == packed_trace.to_text()
+
+
+def test_a_stream_past_the_bound_is_refused_before_it_is_read(tmp_path, monkeypatch, capsys):
+    """A gzip bomb cannot take the memory: reading stops at MAX_STREAM bytes."""
+    from heapkit import fwtrace
+    monkeypatch.setattr(fwtrace, "MAX_STREAM", 4096)
+    bomb = tmp_path / "bomb.hkfw.gz"
+    bomb.write_bytes(gzip.compress(b"HKFWTRC\0\x01\x00\x04\x00\0\0\0\0" + bytes(1 << 20)))
+    assert main(["import", str(bomb), "-o", str(tmp_path / "o.hkb")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and str(bomb) in err and "bytes of recorder stream: refused" in err

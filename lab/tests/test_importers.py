@@ -2,7 +2,6 @@
 """Importers: hand-made samples with hand-checked traces, and the staged real traces."""
 
 import gzip
-import os
 import re
 import time
 import zipfile
@@ -16,12 +15,7 @@ from heapkit.importers import (detect_format, import_memory_replay, import_mtrac
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[2]
-TRACES = Path(os.environ.get("HEAPKIT_SHARED_TRACES", REPO.parent / "shared" / "traces"))
-
-needs_traces = pytest.mark.skipif(
-    not (TRACES / "PROVENANCE.md").exists(),
-    reason=f"staged real traces not found at {TRACES} (../shared/traces from the repo root; "
-           "set HEAPKIT_SHARED_TRACES to point elsewhere)")
+TRACES = REPO / "data" / "traces"      # the real traces, committed with their provenance
 
 
 def text_of(result):
@@ -295,16 +289,15 @@ WEE_TABLE = {
 }
 
 
-@needs_traces
 def test_wee_ls_trace_exact():
-    r = import_trace(TRACES / "wee_alloc" / "ls.trace")
+    r = import_trace(TRACES / "wee_alloc" / "ls.trace.gz")
     assert r.format == "wee"
     lines = r.trace.to_text().splitlines()
     # PROVENANCE: Alloc(552) Alloc(120) Alloc(1024) Free(1) Free(2) Free(0) Alloc(5),
     # then Free(3) frees Alloc(5).
     assert lines[1:9] == ["m 0 552", "m 1 120", "m 2 1024", "f 1", "f 2", "f 0", "m 3 5", "f 3"]
     # Every line maps one to one: Alloc(n) -> m k n, Free(i) -> f i.
-    src = (TRACES / "wee_alloc" / "ls.trace").read_text().splitlines()
+    src = gzip.decompress((TRACES / "wee_alloc" / "ls.trace.gz").read_bytes()).decode().splitlines()
     k = 0
     expect = []
     for line in src:
@@ -317,11 +310,10 @@ def test_wee_ls_trace_exact():
     assert lines[1:] == expect
 
 
-@needs_traces
 @pytest.mark.parametrize("name", sorted(WEE_TABLE))
 def test_wee_traces_match_provenance(name):
     events, allocs, frees, never, max_size = WEE_TABLE[name]
-    r = import_wee(TRACES / "wee_alloc" / name)
+    r = import_wee(TRACES / "wee_alloc" / f"{name}.gz")
     st = r.trace.stats()
     assert r.events == {"Alloc": allocs, "Free": frees}
     assert not r.dropped                 # PROVENANCE: no double or out-of-range frees
@@ -330,7 +322,6 @@ def test_wee_traces_match_provenance(name):
     assert st.max_size == max_size
 
 
-@needs_traces
 @pytest.mark.slow
 def test_aosp_systemui_counts():
     t0 = time.perf_counter()
@@ -351,7 +342,6 @@ def test_aosp_systemui_counts():
     print(f"systemui import: {elapsed:.1f} s")
 
 
-@needs_traces
 @pytest.mark.slow
 def test_aosp_surfaceflinger_counts():
     t0 = time.perf_counter()
@@ -435,10 +425,26 @@ def test_memory_replay_irregular_input_falls_back():
     assert _memory_replay_numpy((DATA / "memory_replay_sample.txt").read_bytes(), "s") is None
 
 
-@needs_traces
 @pytest.mark.slow
 def test_aosp_systemui_vectorised_matches_loop():
     p = TRACES / "aosp" / "systemui.zip"
     fast, slow = import_memory_replay(p), import_memory_replay(p, vectorised=False)
     assert fast.trace == slow.trace and fast.events == slow.events
     assert fast.dropped == slow.dropped and fast.ignored == slow.ignored
+
+
+def test_the_demo_finds_every_real_trace_in_the_repository():
+    """`heapkit demo`'s default traces are the repository's own: every set, no licence or
+    provenance file taken for a trace, and every one of them in a format the importers know."""
+    from heapkit.demo import REAL_SETS, default_traces_dir, real_traces
+    assert default_traces_dir() == TRACES
+    found = real_traces(TRACES)
+    kinds = [k for k, _ in found]
+    assert kinds.count("wee_alloc") == len(WEE_TABLE) and kinds.count("aosp") == 2
+    assert kinds.count("embedded") >= 3 and set(kinds) <= set(REAL_SETS)
+    names = {p.name for _, p in found}
+    assert not names & {"LICENSE", "NOTICE", "README", "TRACES", "README.md", "PROVENANCE.md"}
+    for _, p in found:
+        if p.suffix != ".zip":
+            assert detect_format(p) in ("wee", "firmware", "heapkit"), p
+    assert real_traces(None) == []

@@ -396,7 +396,9 @@ def test_truncated_packets_keep_their_wire_length(exe, tmp_path):
     healthy(s)
     assert log.read_text().split()[2] == str(len(frame))        # the link sends the wire length
     recs = Trace.load(trace).records
-    assert 96 - 54 + 16 in recs["size"][recs["op"] == ord("m")]   # what was captured is kept
+    # the application received the whole frame: DRR stores its whole payload
+    assert 1400 + 16 in recs["size"][recs["op"] == ord("m")]
+    assert 96 - 54 + 16 not in recs["size"][recs["op"] == ord("m")]
 
 
 # --------------------------------------------------------------------------
@@ -563,3 +565,67 @@ def test_cli_netapp(exe, tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert cli.main(["netapp", "--default-traces", "--out-dir", str(tmp_path / "d")]) == 0
     assert {p.name for p in (tmp_path / "d").iterdir()} == {f"{a}.hkb" for a in APPS}
+
+
+# --------------------------------------------------------------------------
+# heapkit's own captures (data/captures, tools/record_captures.sh)
+
+def test_recorded_captures_are_decompressed_into_the_cache(tmp_path, monkeypatch):
+    import lzma
+
+    from heapkit import native
+    monkeypatch.setattr(native, "CACHE_DIR", tmp_path / "cache")
+    src = tmp_path / "captures"
+    src.mkdir()
+    one = write_pcap(tmp_path / "one.pcap", [(0, eth(0x0800, ipv4(6, tcp(bytes(100)))))])
+    pcap = write_pcap(tmp_path / "x.pcap", [(0, eth(0x0800, ipv4(6, tcp(bytes(100))))),
+                                            (1, eth(0x0800, ipv4(6, tcp(bytes(7)))))])
+    (src / "x.pcap.xz").write_bytes(lzma.compress(pcap.read_bytes()))
+    got = netapps.recorded_captures(src)
+    assert got == {"x.pcap": tmp_path / "cache" / "captures" / "x.pcap"}
+    assert got["x.pcap"].read_bytes() == pcap.read_bytes()
+    first = netapps.recorded_captures(src, packets=1)["x.pcap"]     # --quick's prefix
+    assert first.name == "x-1.pcap" and first.read_bytes() == one.read_bytes()
+    assert netapps.recorded_captures(tmp_path / "nothing") == {}
+    (src / "bad.pcap.xz").write_bytes(b"not xz")
+    with pytest.raises(NetappError, match=r"bad\.pcap\.xz: not a readable xz file"):
+        netapps.recorded_captures(src)
+
+
+@pytest.mark.skipif(netapps.CAPTURES_DIR is None, reason="an installed lab has no data/captures")
+def test_committed_captures_replay_whole(exe, tmp_path):
+    """Each committed capture: 50,000 packets cut at their headers, handed to the
+    applications at their Ethernet wire lengths (at most 1514 bytes: MTU 1500)."""
+    caps = netapps.recorded_captures()
+    assert set(caps) == {"http.pcap", "mix.pcap"}
+    for name, path in caps.items():
+        trace = tmp_path / f"{name}.hkb"
+        s = run_json(exe, "easyport", "--pcap", path, "--emit-trace", trace)
+        healthy(s)
+        assert s["packets"] == 50_000, name
+        recs = Trace.load(trace).records
+        sizes = recs["size"][recs["op"] == ord("m")]
+        assert sizes.max() == 1514 and Counter(sizes.tolist()).most_common(1)[0][0] == 66
+        assert s["bytes"] > 3 * path.stat().st_size           # the payloads were cut away
+
+
+@pytest.mark.skipif(netapps.CAPTURES_DIR is None, reason="tools/ is in a checkout only")
+def test_trim_pcap_keeps_headers_and_requests(tmp_path):
+    tool = netapps.CAPTURES_DIR.parents[1] / "tools" / "trim_pcap.py"
+    req = eth(0x0800, ipv4(6, tcp(b"GET /a HTTP/1.1\r\n\r\n", 40000, 8080)))
+    data = eth(0x0800, ipv4(6, tcp(bytes(1400), 8080, 40000)))
+    udp = eth(0x0800, ipv4(17, struct.pack(">HHHH", 1, 514, 208, 0) + bytes(200)))
+    src = write_pcap(tmp_path / "in.pcap", [(0, req), (1, data), (2, udp)])
+    out = tmp_path / "out.pcap"
+    subprocess.run([sys.executable, str(tool), "--keep-payload-to", "8080", str(src), str(out)],
+                   check=True, capture_output=True)
+    raw, off, got = out.read_bytes(), 24, []
+    while off < len(raw):
+        _, _, caplen, wire = struct.unpack_from("<IIII", raw, off)
+        got.append((caplen, wire))
+        off += 16 + caplen
+    assert got == [(len(req), len(req)), (14 + 20 + 20, len(data)), (14 + 20 + 8, len(udp))]
+    (tmp_path / "bad.pcap").write_bytes(b"x" * 30)
+    bad = subprocess.run([sys.executable, str(tool), str(tmp_path / "bad.pcap"), str(out)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a little-endian pcap file" in bad.stderr
