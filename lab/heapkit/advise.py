@@ -13,9 +13,9 @@ mallocs have no arena to size), advise measures
 - where QEMU and the cross compilers are installed, the exact worst case in
   instructions per call on the emulated Cortex-M3 and RV32
   (:func:`heapkit.target.bench`, -O2, the target's arena: 16 MiB, or what the
-  largest heap needs): the most any malloc, aligned allocation or free of the trace took (calloc and
-  realloc also copy or clear the caller's bytes, which is not the
-  allocator's cost);
+  largest heap needs): the most any malloc, aligned allocation or free of the
+  trace took (calloc and realloc also copy or clear the caller's bytes, which is
+  not the allocator's cost);
 - what misuse it detects at the heapkit library's ``HK_HARDENING``: the
   misuse matrix (tests/test_misuse.c) and the corruption matrix
   (tests/test_corruption.c) of the same build, run now. Their cases are
