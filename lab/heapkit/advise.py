@@ -12,10 +12,10 @@ mallocs have no arena to size), advise measures
   (:func:`host_stats`);
 - where QEMU and the cross compilers are installed, the exact worst case in
   instructions per call on the emulated Cortex-M3 and RV32
-  (:func:`heapkit.target.bench`, -O2, the target's arena: 16 MiB, or what the largest heap needs): the most
-  any malloc, aligned allocation or free of the trace took (calloc and
-  realloc also copy or clear the caller's bytes, which is not the
-  allocator's cost);
+  (:func:`heapkit.target.bench`, -O2, the target's arena: 16 MiB, or what the
+  largest heap needs): the most any malloc, aligned allocation or free of the
+  trace took (calloc and realloc also copy or clear the caller's bytes, which is
+  not the allocator's cost);
 - what misuse it detects at the heapkit library's ``HK_HARDENING``: the
   misuse matrix (tests/test_misuse.c) and the corruption matrix
   (tests/test_corruption.c) of the same build, run now. Their cases are
@@ -23,24 +23,29 @@ mallocs have no arena to size), advise measures
 
 From these, per trace: the Pareto front of smallest heap against worst-case
 cost (instructions on the first target measured; without a target the host's
-p99 time per call, which is noisy), and one recommendation (:func:`decide`):
+p99 time per call, which is noisy), and one recommendation (:func:`decide`) from
+every allocator measured, heapkit's and the peers', by the one rule :data:`RULE`
+(printed first, docs/advise.md):
 
-1. candidates are the allocators with a heap, that replay on the target
+1. candidates are the allocators with a heap, that replay on every target counted
    without a failure and that fit ``--max-heap`` (heap with margin) and
-   ``--max-instructions``; a target on whose arena no allocator replays the
-   trace without a failure does not count it (the host's p99 does);
+   ``--max-instructions``; a target whose arena is smaller than an allocator's
+   heap says nothing about it (its calls fail for the board);
 2. with ``--max-heap`` the heap is a budget: every candidate competes; else
    only those within :data:`HEAP_TOLERANCE` of the smallest candidate heap;
 3. among those, allocators whose worst case is bounded (:func:`growth`) come
-   first, then the lowest worst-case cost, then the smaller heap.
+   first, then the fewest worst-case instructions (the host's p99 is too noisy to
+   rank), then the smaller heap, then the name.
 
-The recommendation is also written as configuration (:func:`snippets`): a C
-file that puts the heap in a static array and initialises it through the
-allocator's own API (include/heapkit/), a FreeRTOS configuration (which heap
-file: ports/freertos/heap_tlsf.c, heap_buddy.c, or a generated one on the
-catalog for the other heapkit allocators) and the JSON of the decision. When
-a peer wins, heapkit's own pick by the same rule is named next to it and is
-the one configured. docs/advise.md describes the output.
+The recommendation, when it is heapkit's, is also written as configuration
+(:func:`snippets`): a C file that puts the heap in a static array and initialises
+it through the allocator's own API (include/heapkit/), a FreeRTOS configuration
+(which heap file: ports/freertos/heap_tlsf.c, heap_buddy.c, or a generated one on
+the catalog for the other heapkit allocators) and the JSON of the decision. When
+a peer wins, the output says so and names heapkit's best (the first heapkit
+allocator of the same ranking) with the gap in heap and worst case; that one is
+configured only with ``--configure heapkit``. The text, the JSON, the snippets and
+the report's advice table all read the one decision :func:`advise_trace` makes.
 """
 
 from __future__ import annotations
@@ -246,7 +251,8 @@ def measure_targets(traces: Sequence[tuple], allocs: Sequence[str],
             worst = [v for k, v in maxima.items() if k in COST_KINDS and v is not None]
             runs[(r["trace"], r["allocator"])] = {
                 "worst": max(worst) if worst else None, "max": maxima,
-                "failures": r["result"]["failures"]["total"]}
+                "failures": r["result"]["failures"]["total"],
+                "stats": {k: st[k] for k in ("malloc", "free")}}
         out[name] = {"runs": runs, "skipped_traces": data.get("skipped_traces") or {},
                      "limits": limits, "arena": data.get("arena"), "title": t.title}
     return out
@@ -374,33 +380,65 @@ def pareto(points: Sequence[tuple[str, float, float]]) -> list[str]:
 
 
 def _pct(a: float, b: float) -> str:
+    """|a - b| as a percentage of b, with the digits that keep a small difference from
+    reading as 0."""
     v = 100.0 * abs(a - b) / b
-    return f"{v:.0f} %" if v >= 1 else f"{v:.1f} %"
+    if v >= 1:
+        return f"{v:.0f} %"
+    return f"{v:.1f} %" if v >= 0.1 else f"{v:.2f} %" if v >= 0.01 else "< 0.01 %"
+
+
+RULE = ("among the allocators that replay the trace without a failed allocation (on the host "
+        "at the heap with margin and on every target counted) and fit the budgets, those whose "
+        f"smallest heap is within {HEAP_TOLERANCE * 100:.0f} % of the smallest compete (with "
+        "--max-heap, every one within it); a bounded worst case comes first, then the fewest "
+        "worst-case instructions on the first target counted (without counts the host's noisy "
+        "p99 does not rank), then the smaller heap, then the name")
+
+
+def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict],
+                    limits: dict[str, list[str]]) -> str | None:
+    """Why *r* is left out for failing on a target, or None. A target whose arena is smaller
+    than *r*'s heap says nothing about *r* (its calls there fail for the board): on the cost
+    axis's target *r* then has no count and is left out; on another target it is noted in
+    *limits* (target -> allocators) and kept."""
+    for tname, t in sorted(r["targets"].items(), key=lambda kv: kv[0] != axis["target"]):
+        if not t.get("failures"):
+            continue
+        info = tinfo.get(tname) or {}
+        title, arena = info.get("title", tname), info.get("arena")
+        where = f"{title}'s {render.fmt_kib(arena)} arena" if arena else title
+        if arena and r["min_heap"] > arena:
+            if tname == axis["target"]:
+                return f"{r['allocator']} needs more heap than {where}: no count"
+            limits.setdefault(where, []).append(r["allocator"])
+            continue
+        return (f"{r['allocator']} fails {t['failures']:,} allocations on {where} (it needs "
+                f"{render.fmt_kib(r['min_heap'])} on the host)")
+    return None
 
 
 def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = None,
-           max_insns: int | None = None) -> dict:
-    """The front and the recommendation for one trace's rows (see the module docstring)."""
+           max_insns: int | None = None, tinfo: dict[str, dict] | None = None) -> dict:
+    """The front, the ranking by :data:`RULE` and the one recommendation (its first) for one
+    trace's rows; *tinfo* gives the targets' "title" and "arena" (the axis's by default)."""
+    tinfo = {**({axis["target"]: axis} if axis["target"] else {}), **(tinfo or {})}
     measured = [r for r in rows if r.get("min_heap") and row_cost(r, axis) is not None]
     front = pareto([(r["allocator"], r["min_heap"], row_cost(r, axis)) for r in measured])
-    out: dict[str, Any] = {"front": front, "recommendation": None}
+    out: dict[str, Any] = {"front": front, "recommendation": None, "ranking": []}
+    uncounted = [r["allocator"] for r in rows if r.get("min_heap") and r not in measured]
     if max_insns is not None and axis["kind"] != "instructions":
         out["why_none"] = "--max-instructions: no instruction counts for this trace"
         return out
     if not measured:
         out["why_none"] = "no allocator replays this trace without a failure at any heap size"
         return out
-    tgt = axis["target"]
     cands, dropped = [], []
+    limits: dict[str, list[str]] = {}
     for r in measured:
-        t = (r["targets"].get(tgt) or {}) if tgt else {}
-        if t.get("failures") and r["min_heap"] > axis["arena"]:
-            dropped.append(f"{r['allocator']} needs more heap than {axis['title']}'s "
-                           f"{render.fmt_kib(axis['arena'])} arena")
-        elif t.get("failures"):
-            dropped.append(f"{r['allocator']} fails {t['failures']:,} allocations on "
-                           f"{axis['title']}'s {render.fmt_kib(axis['arena'])} arena (it needs "
-                           f"{render.fmt_kib(r['min_heap'])} on the host)")
+        why = _target_failure(r, axis, tinfo, limits)
+        if why:
+            dropped.append(why)
         elif (r.get("host") or {}).get("failures"):
             dropped.append(f"{r['allocator']} fails at its heap with margin")
         elif max_heap is not None and r["heap"] > max_heap:
@@ -409,19 +447,24 @@ def decide(rows: list[dict], axis: dict, margin: float, max_heap: int | None = N
             continue
         else:
             cands.append(r)
+    if uncounted:
+        dropped.append(f"{', '.join(uncounted)}: no {axis['label']} (not measured there)")
     out["dropped"] = dropped
+    out["board_limits"] = [f"{where} is smaller than the heap of {', '.join(names)}: their "
+                           "counts there describe failing calls and are not used"
+                           for where, names in limits.items()]
     if not cands:
         out["why_none"] = _over_budget(measured, axis, max_heap, max_insns, dropped)
         return out
-    if max_heap is None:
-        floor = min(r["min_heap"] for r in cands)
-        pool = [r for r in cands if r["min_heap"] <= floor * (1 + HEAP_TOLERANCE)]
-    else:
-        pool = cands
-    pool = [r for r in pool if growth(r["allocator"]) is None] or pool
-    pick = min(pool, key=lambda r: (row_cost(r, axis), r["min_heap"], r["allocator"]))
-    out["recommendation"] = pick["allocator"]
-    out["reason"] = _reason(pick, cands, axis, margin)
+    band = min(r["min_heap"] for r in cands) * (1 + HEAP_TOLERANCE)
+    exact = axis["kind"] == "instructions"
+    ranking = sorted(cands, key=lambda r: (max_heap is None and r["min_heap"] > band,
+                                           growth(r["allocator"]) is not None,
+                                           row_cost(r, axis) if exact else 0, r["min_heap"],
+                                           r["allocator"]))
+    out["ranking"] = [r["allocator"] for r in ranking]
+    out["recommendation"] = ranking[0]["allocator"]
+    out["reason"] = _reason(ranking[0], cands, axis, margin)
     return out
 
 
@@ -449,7 +492,8 @@ def _over_budget(rows: list[dict], axis: dict, max_heap: int | None, max_insns: 
 def _reason(pick: dict, cands: list[dict], axis: dict, margin: float) -> str:
     unit = axis["unit"]
     cost = row_cost(pick, axis)
-    head = (f"{pick['allocator']}: heap ≥ {render.fmt_kib(pick['min_heap'])}"
+    peer = " (a peer, not heapkit's)" if pick.get("family", "heapkit") != "heapkit" else ""
+    head = (f"{pick['allocator']}{peer}: heap ≥ {render.fmt_kib(pick['min_heap'])}"
             + (f" (+{margin:g} % margin: {render.fmt_kib(pick['heap'])})" if margin > 0 else "")
             + f", worst case {cost:,.0f} {unit}")
     if growth(pick["allocator"]) is not None:
@@ -595,22 +639,46 @@ def build_rows(trace: str, allocs: Sequence[dict], host: dict, targets: dict,
     return rows
 
 
+def heapkit_gap(pick: dict, own: dict, axis: dict, tinfo: dict[str, dict]) -> dict:
+    """What heapkit's best (*own*) costs against the recommended peer (*pick*): heap bytes
+    more (its smallest heap and its heap with margin) and worst case more, per target counted
+    (the host's p99 ns without counts)."""
+    worst = {}
+    for tname, t in own["targets"].items():
+        theirs = (pick["targets"].get(tname) or {}).get("worst")
+        if t.get("worst") is not None and theirs is not None:
+            worst[(tinfo.get(tname) or {}).get("title", tname)] = t["worst"] - theirs
+    if not worst and axis["kind"] == "host-p99":
+        worst["host p99 ns"] = row_cost(own, axis) - row_cost(pick, axis)
+    return {"allocator": own["allocator"], "min_heap": own["min_heap"] - pick["min_heap"],
+            "heap": own["heap"] - pick["heap"], "worst": worst}
+
+
 def advise_trace(name: str, info: dict, rows: list[dict], targets: dict, margin: float,
-                 max_heap: int | None, max_insns: int | None) -> dict:
+                 max_heap: int | None, max_insns: int | None,
+                 configure: str | None = None) -> dict:
+    """One trace's advice: the rows, the front, the one recommendation, and the
+    configuration of the recommendation when it is heapkit's (of heapkit's best when a peer
+    wins and *configure* is "heapkit")."""
     axis = cost_axis(targets, name)
-    d = decide(rows, axis, margin, max_heap, max_insns)
+    tinfo = {k: {"title": v.get("title", k), "arena": v.get("arena")} for k, v in targets.items()}
+    d = decide(rows, axis, margin, max_heap, max_insns, tinfo)
     for r in rows:
         r["cost"] = row_cost(r, axis)
         r["on_front"] = r["allocator"] in d["front"]
     doc = {"trace": name, **info, "cost": axis, "rows": rows, **d}
     by_name = {r["allocator"]: r for r in rows}
-    configured = d["recommendation"]
-    if configured and by_name[configured]["family"] != "heapkit":
-        # The configuration is heapkit's: its own pick by the same rule, next to the answer.
-        own = decide([r for r in rows if r["family"] == "heapkit"], axis, margin, max_heap,
-                     max_insns)
-        configured = doc["heapkit_pick"] = own["recommendation"]
-        doc["heapkit_reason"] = own.get("reason") or own.get("why_none")
+    pick = d["recommendation"]
+    if pick is None:
+        return doc
+    doc["family"] = by_name[pick]["family"]
+    configured = pick
+    if doc["family"] != "heapkit":
+        own = next((a for a in d["ranking"] if by_name[a]["family"] == "heapkit"), None)
+        doc["heapkit_best"] = own
+        if own is not None:
+            doc["heapkit_gap"] = heapkit_gap(by_name[pick], by_name[own], axis, tinfo)
+        configured = own if configure == "heapkit" else None
     if configured:
         doc["config"] = {"allocator": configured, **snippets(name, by_name[configured], margin)}
     return doc
@@ -623,7 +691,7 @@ def document(traces: list[dict], targets: dict, detection: dict, settings: dict,
     if library.get("hk_hardening") is None:
         library = {**library, "hk_hardening": detection.get("level")}
     return {"kind": "heapkit-advise", "version": 1, "machine": machine, "settings": settings,
-            "library": library,
+            "library": library, "rule": RULE,
             "targets": {k: {kk: vv for kk, vv in v.items() if kk != "runs"}
                         for k, v in targets.items()},
             "detection_error": detection.get("error"), "traces": traces}
@@ -677,8 +745,10 @@ def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT
 
 def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = DEFAULT_MARGIN,
            targets: Sequence[str] | None = None, max_heap: int | None = None,
-           max_insns: int | None = None, jobs: int = 2, progress: bool = True) -> dict:
-    """Measure and decide for the trace files *paths* (any importable format)."""
+           max_insns: int | None = None, jobs: int = 2, progress: bool = True,
+           configure: str | None = None) -> dict:
+    """Measure and decide for the trace files *paths* (any importable format); *configure*
+    "heapkit": configure heapkit's best when a peer is recommended."""
     from . import engine
     from .importers import import_trace
     from .trace import Trace, write_trace
@@ -715,19 +785,52 @@ def advise(paths: Sequence[str], *, allocs: str | None = None, margin: float = D
                            + "; ".join(f"{k}: {v['error']}" for k, v in tgt.items()))
     detection = measure_detection(names)
     docs = [advise_trace(name, info[name], build_rows(name, table, host, tgt, detection, margin),
-                         tgt, margin, max_heap, max_insns) for name, _ in named]
+                         tgt, margin, max_heap, max_insns, configure) for name, _ in named]
     settings = {"margin": margin, "max_heap": max_heap, "max_instructions": max_insns,
-                "host_arena": "the heap with margin", "alloc": allocs}
+                "host_arena": "the heap with margin", "alloc": allocs, "configure": configure}
     return document(docs, tgt, detection, settings, library, engine.machine())
 
 
 # --------------------------------------------------------------------------
 # `heapkit advise`
 
-def text(doc: dict) -> list[str]:
-    """The advice as text: per trace the table, the front and the recommendation."""
-    tnames = [k for k, v in doc["targets"].items() if "error" not in v]
+def config_note(t: dict) -> str | None:
+    """What is configured for one trace, or why nothing is."""
+    cfg, pick = t.get("config"), t.get("recommendation")
+    if cfg and not (cfg["c"] or cfg["freertos"]):
+        return f"not configured: advise writes no C or FreeRTOS file for {cfg['allocator']}"
+    if cfg and cfg["allocator"] == pick:
+        return f"configured: {pick}"
+    if cfg:
+        return (f"configured (--configure heapkit): {cfg['allocator']}, heapkit's best, not "
+                "the recommendation")
+    if pick and t.get("family") != "heapkit":
+        heap = next(r["heap"] for r in t["rows"] if r["allocator"] == pick)
+        return (f"not configured: {pick} is a peer (give it a {heap:,}-byte heap through its "
+                "own API)" + (f"; --configure heapkit configures {t['heapkit_best']}"
+                              if t.get("heapkit_best") else ""))
+    return None
+
+
+def config_text(t: dict) -> list[str]:
+    """The configuration of one trace as printed: the C file, the FreeRTOS files."""
+    cfg = t.get("config") or {}
     out = []
+    if cfg.get("c"):
+        out.append(f"-- {t['trace']}: C ({cfg['allocator']})\n{cfg['c']}")
+    fr = cfg.get("freertos")
+    if fr:
+        out.append(f"-- {t['trace']}: FreeRTOS ({cfg['allocator']}): build {fr['heap_file']}; "
+                   f"FreeRTOSConfig.h:\n{fr['config']}")
+        out += [fr[key] for key in ("app", "source") if fr[key]]
+    return out
+
+
+def text(doc: dict, configuration: bool = False) -> list[str]:
+    """The advice as text: the rule, then per trace the table, the front, the one
+    recommendation and (with *configuration*) its C and FreeRTOS files."""
+    tnames = [k for k, v in doc["targets"].items() if "error" not in v]
+    out = [f"rule: {doc['rule']}", ""]
     lvl = doc["library"].get("hk_hardening")
     for t in doc["traces"]:
         axis = t["cost"]
@@ -775,14 +878,19 @@ def text(doc: dict) -> list[str]:
                              f"{r['cost']:,.0f})" for r in front))
         for why in t.get("dropped") or []:
             out.append(f"left out: {why}")
+        out += t.get("board_limits") or []
         if t["recommendation"]:
             out.append("recommendation: " + t["reason"])
+            if t["family"] != "heapkit":
+                out.append(render.advice_gap_text(t))
         else:
             out.append("no recommendation: " + t.get("why_none", ""))
-        if "heapkit_pick" in t:
-            out.append("heapkit's own pick" + (" (configured below)" if t["heapkit_pick"] else "")
-                       + ": " + (t["heapkit_reason"] or "none"))
+        note = config_note(t)
+        if note:
+            out.append(note)
         out.append("")
+        if configuration:
+            out += config_text(t)
     if doc.get("detection_error"):
         out.append(f"misuse: not measured ({doc['detection_error']})")
     return out
@@ -842,19 +950,9 @@ def run(args) -> int:
         raise HeapkitError(f"--margin: {args.margin:g} is not a percentage from 0 to 1000")
     doc = advise(args.traces, allocs=args.alloc, margin=args.margin,
                  targets=parse_targets(args.target), max_heap=args.max_heap,
-                 max_insns=args.max_instructions, jobs=args.jobs, progress=True)
-    print("\n".join(text(doc)))
-    for t in doc["traces"]:
-        cfg = t.get("config") or {}
-        if cfg.get("c") and not args.out:
-            print(f"-- {t['trace']}: C ({cfg['allocator']})\n{cfg['c']}")
-        fr = cfg.get("freertos")
-        if fr and not args.out:
-            print(f"-- {t['trace']}: FreeRTOS: build {fr['heap_file']}; FreeRTOSConfig.h:\n"
-                  f"{fr['config']}")
-            for key in ("app", "source"):
-                if fr[key]:
-                    print(fr[key])
+                 max_insns=args.max_instructions, jobs=args.jobs, progress=True,
+                 configure=args.configure)
+    print("\n".join(text(doc, configuration=not args.out)))
     if args.json:
         try:
             Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

@@ -35,7 +35,7 @@ from .errors import HeapkitError
 from .annotations import side_path
 from .boards import TARGETS
 from .importers import FORMATS, import_trace
-from .render import text_table
+from .render import fmt_ns, text_table
 from .report import target_builds, target_description, target_summary_rows
 from .trace import form_of_path, read_trace, write_trace
 from .workloads import WORKLOADS, get as get_workload
@@ -171,6 +171,7 @@ _BENCH_PATHS = {
     "free_p50": "replay.timing.free.p50",
     "free_max": "replay.timing.free.max",
     "peak_footprint": "replay.memory.peak_footprint",
+    "step_ns": "replay.timing.step_ns",
 }
 
 
@@ -388,9 +389,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     rows = []
     for r in runs:
         m = bench_row(r["result"] if isinstance(r["result"], dict) else {})
-        rows.append([r["allocator"], r["trace"], _num(m["ops"]), _num(m["failures"]),
-                     _num(m["malloc_p50"]), _num(m["malloc_p99"]), _num(m["malloc_max"]),
-                     _num(m["free_p50"]), _num(m["free_max"]),
+        ns = [fmt_ns(m[k], m["step_ns"]) if m[k] is not None else None
+              for k in ("malloc_p50", "malloc_p99", "malloc_max", "free_p50", "free_max")]
+        rows.append([r["allocator"], r["trace"], _num(m["ops"]), _num(m["failures"]), *ns,
                      _num(m["frag4_pct"], "{:.1f}"), _human_bytes(m["peak_footprint"])])
     header = ["allocator", "trace", "ops", "failures", "malloc p50 ns", "malloc p99 ns",
               "malloc max ns", "free p50 ns", "free max ns", "frag #4 %", "peak footprint"]
@@ -451,7 +452,8 @@ def _bench_target(args: argparse.Namespace) -> int:
                          st["malloc"]["p50"], st["malloc"]["p999"], st["malloc"]["max"],
                          st["free"]["p50"], st["free"]["max"], st["realloc"]["max"],
                          sum(res["errors"].values()),
-                         _num(h.get("malloc_p50")), _num(h.get("free_p50")), ""])
+                         *[fmt_ns(h[k], h.get("step_ns")) if h.get(k) is not None else None
+                           for k in ("malloc_p50", "free_p50")], ""])
         print(f"\n{t.name} {build}: per trace")
         print(text_table(["allocator", "trace", "fail", "malloc p50", "malloc p99.9", "malloc max",
                           "free p50", "free max", "realloc max", "errors", "host malloc p50 ns",
@@ -735,8 +737,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "the smallest heap that never fails, host time per operation, the exact "
                        "worst-case instructions per call on Cortex-M3 and RV32 (QEMU, where "
                        "installed) and the misuse it detects at the library's HK_HARDENING; "
-                       "then the Pareto front of heap against worst case and a recommendation "
-                       "with its reason, as C and FreeRTOS configuration (docs/advise.md).")
+                       "then the Pareto front of heap against worst case and one recommendation "
+                       "per trace by the rule printed first, with its reason, as C and FreeRTOS "
+                       "configuration when it is heapkit's (docs/advise.md).")
     s.add_argument("traces", nargs="+", metavar="TRACE",
                    help="trace files (heapkit or any importable format)")
     s.add_argument("--alloc", metavar="A,B,...",
@@ -751,6 +754,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--target", metavar="cortex-m3|rv32|none",
                    help="where to count instructions, comma-separated (default: every target "
                    "whose QEMU and cross compiler are installed)")
+    s.add_argument("--configure", choices=["heapkit"],
+                   help="when a peer is recommended, configure heapkit's best by the same rule "
+                   "(default: configure only a heapkit recommendation)")
     s.add_argument("--json", metavar="FILE", help="write the advice as JSON")
     s.add_argument("--out", metavar="DIR",
                    help="write advice.json and per trace the C and FreeRTOS files")

@@ -32,7 +32,7 @@ from .boards import RV32
 
 NOISE_NOTE = ("Host timings are noisy: one call at a time on the machine named at the top "
               "(TSC or CLOCK_MONOTONIC, empty-measurement overhead subtracted; a time below "
-              "the clock's step prints as '< step'). "
+              "the clock's step prints as '< step', the step rounded up: '< 0.4' for 0.385 ns). "
               "Read medians and percentiles; max and standard deviation mostly show "
               "preemption. Compare allocators within this run only.")
 
@@ -55,14 +55,31 @@ def fmt_int(v: Any) -> str:
     return "n/a" if v is None else f"{int(round(v)):,}"
 
 
+def _ns_decimals(v: float) -> int:
+    """Decimals that resolve *v* nanoseconds to one significant digit below 10 ns (0 from
+    10 ns on), so a sub-nanosecond time or clock step never rounds to 0."""
+    if v >= 10 or v <= 0:
+        return 0
+    return max(0, -math.floor(math.log10(v)))
+
+
+def fmt_step(step: float) -> str:
+    """The clock's step rounded up to the digits that resolve it (0.385 ns -> "0.4"), so
+    "< step" stays true."""
+    d = _ns_decimals(step)
+    return f"{math.ceil(step * 10 ** d - 1e-9) / 10 ** d:,.{d}f}"
+
+
 def fmt_ns(v: Any, step: Any = None) -> str:
-    """Nanoseconds; below the clock's step (the engine's ``step_ns``) "< step", since a
-    time there cannot be told from 0."""
+    """Nanoseconds. Below the clock's step (the engine's ``step_ns``) a time cannot be told
+    from 0: it prints as "< step" with the step's value ("< 0.4"); below 10 ns with the
+    decimals that resolve the step (or the value, without a step), never as 0."""
     if v is None:
         return "n/a"
     if step and v < step:
-        return f"< {step:,.0f}"
-    return f"{v:,.0f}"
+        return f"< {fmt_step(step)}"
+    d = 0 if v >= 10 else _ns_decimals(step or v)
+    return f"{v:,.{d}f}"
 
 
 def fmt_f(v: Any, digits: int = 1) -> str:
@@ -85,6 +102,26 @@ def fmt_kib(v: Any) -> str:
     if v >= 10 * 1024:
         return f"{v / 1024:,.1f} KiB"
     return f"{int(v):,} B"
+
+
+def _signed(v: float) -> str:
+    return f"{v:+,}" if isinstance(v, int) else f"{v:+,.1f}"
+
+
+def advice_gap_text(t: dict) -> str:
+    """When a peer is recommended: heapkit's best by the same rule and what it costs more
+    (heapkit advise's text and the report's advice table say it this way)."""
+    g = t.get("heapkit_gap")
+    if g is None:
+        return ("no heapkit allocator is a candidate by the same rule (each fails, has no "
+                "count or exceeds the budgets)")
+    pick = next(r for r in t["rows"] if r["allocator"] == t["recommendation"])
+    pct = 100.0 * g["min_heap"] / pick["min_heap"]
+    worst = ", ".join(f"{_signed(v)} ns host p99" if k == "host p99 ns"
+                      else f"{_signed(v)} instructions on {k}" for k, v in g["worst"].items())
+    return (f"heapkit's best by the same rule is {g['allocator']}: smallest heap "
+            f"{_signed(g['min_heap'])} bytes ({pct:+.1f} %)"
+            + (f", worst case {worst}" if worst else ""))
 
 
 def esc(s: Any) -> str:
@@ -496,7 +533,7 @@ def timing_rows(runs: dict[str, dict], allocs: Sequence[str], kind: str,
         note = (notes or {}).get(a) or get(r["result"], "allocator.family", "")
         step = clock_step(r)
         rows.append([a, fmt_int(t["count"]), fmt_ns(t["min"], step), fmt_ns(t["p50"], step),
-                     fmt_f(t["mean"]), fmt_ns(t["p99"], step), fmt_ns(t["max"], step),
+                     fmt_ns(t["mean"], step), fmt_ns(t["p99"], step), fmt_ns(t["max"], step),
                      fmt_f(t["stddev"]),
                      fmt_f(permil), note])
     return rows

@@ -41,9 +41,9 @@ from . import progress as _progress
 from .boards import ARENA_SIZE, CORTEX_M3, get_target
 from .errors import HeapkitError
 from .render import (Absent, CSS, Claim, Figures, NOISE_NOTE, Styles, VERDICTS, _logaxis, _panels_done, _plt,
-                     _png, allocator_order, cap, claims_html, clock_step, esc, failed, families,
-                     fmt_bytes, fmt_f, fmt_int, fmt_kib, fmt_ns, fmt_pct, geomean, get,
-                     heapmap_picture, missing, runs_of, table, timing, trace_order)
+                     _png, advice_gap_text, allocator_order, cap, claims_html, clock_step, esc,
+                     failed, families, fmt_bytes, fmt_f, fmt_int, fmt_kib, fmt_ns, fmt_pct,
+                     geomean, get, heapmap_picture, missing, runs_of, table, timing, trace_order)
 from .seeds.buddy_freertos import claims_buddy_freertos, section_buddy_freertos
 from .seeds.buddy_kth import claims_kth, section_kth
 from .seeds.custom_dmm_network import claims_dmm_network, section_dmm_network
@@ -281,11 +281,13 @@ def _panel_rows(draw: Callable[[Any, str, str, dict, str | None], bool], allocs:
     return _png(fig)
 
 
-def fig_latency(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles,
-                highlight: Iterable[str] = ()) -> str | None:
+def fig_latency(trace: str, series: dict[str, dict], allocs: Sequence[str], st: Styles,
+                highlight: Iterable[str] = (), unit: str = "ns") -> str | None:
+    """Tails of time per call: *series* is allocator -> call kind -> the five quantiles
+    (the target's instruction counts, or the host's ns); *unit* labels the x axis."""
     def draw(ax, kind, a, style, label) -> bool:
-        t = timing(runs[a], kind) if a in runs else None
-        if not t:
+        t = series[a].get(kind)
+        if not t or not t.get("count"):
             return False
         xs, ys = _ccdf_points(t)
         ax.plot(xs, ys, marker="o", markersize=2.5, label=label, **style)
@@ -293,12 +295,56 @@ def fig_latency(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: St
 
     def finish(ax, kind) -> None:
         _logaxis(ax)
-        ax.set_xlabel(f"{kind} time per call, ns (noisy host timing; 0 drawn at 1)")
+        ax.set_xlabel(f"{kind} per call, {unit}")
         ax.set_ylabel("share of calls slower (1 - CDF)")
         ax.set_title(f"{trace}: {kind} latency")
 
-    return _panel_rows(draw, [a for a in allocs if a in runs], highlight, st,
+    return _panel_rows(draw, [a for a in allocs if a in series], highlight, st,
                        ("malloc", "free"), finish, "lower left")
+
+
+def instruction_series(data: dict) -> dict[str, tuple[str, dict[str, dict]]]:
+    """Per trace with exact counts: (target title, allocator -> call kind -> quantiles of
+    instructions per call), from the advice's target runs (the first target counted), else
+    from heapkit-target documents (their first build). Runs with failed allocations count
+    other calls than the trace's and are left out."""
+    out: dict[str, tuple[str, dict[str, dict]]] = {}
+    for doc in advice_docs(data):
+        tgts = doc.get("targets") or {}
+        for t in doc.get("traces") or []:
+            for k in (k for k, v in tgts.items() if "error" not in v):
+                got = {r["allocator"]: r["targets"][k]["stats"] for r in t["rows"]
+                       if ((r.get("targets") or {}).get(k) or {}).get("stats")
+                       and not r["targets"][k].get("failures")}
+                if got:
+                    out.setdefault(t["trace"], (tgts[k].get("title", k), got))
+                    break
+    for tdoc in data.get("target") or []:
+        build = next(iter(tdoc.get("builds") or []), None)
+        title = get_target(tdoc.get("target", "cortex-m3")).title
+        found: dict[str, dict[str, dict]] = {}
+        for r in tdoc.get("runs") or []:
+            if r.get("stats") and r.get("build") == build and not r.get("directed") \
+                    and not get(r, "result.failures.total"):
+                found.setdefault(r["trace"], {})[r["allocator"]] = r["stats"]
+        for trace, got in found.items():
+            out.setdefault(trace, (title, got))
+    return out
+
+
+def host_at_resolution(runs: dict[str, dict]) -> float | None:
+    """The clock's step when half or more of the host's malloc and free medians lie below it
+    (the plot would show the clock, not the allocators), else None."""
+    below = total = 0
+    step = None
+    for r in runs.values():
+        for kind in ("malloc", "free"):
+            t, s = timing(r, kind), clock_step(r)
+            if t and s:
+                total += 1
+                below += t["p50"] < s
+                step = s
+    return step if total and 2 * below >= total else None
 
 
 def fig_fragmentation(trace: str, runs: dict[str, dict], allocs: Sequence[str], st: Styles,
@@ -466,14 +512,6 @@ def advice_fronts(data: dict) -> dict[str, list[str]]:
     return out
 
 
-def _cost_text(cost: Any, axis: dict) -> str:
-    if cost is None:
-        return "n/a"
-    if axis.get("kind") == "instructions":
-        return f"{fmt_int(cost)} insns ({axis.get('title')})"
-    return f"{fmt_int(cost)} ns host p99"
-
-
 def _advice_rows(t: dict, targets: Sequence[str]) -> list[list[Any]]:
     """Every allocator of one trace's advice, smallest heap first (front marked)."""
     rows = []
@@ -506,27 +544,32 @@ def section_advice(data: dict, figs: Figures) -> str:
                       "includes it).")
     parts = []
     for doc in docs:
+        tgts = doc.get("targets") or {}
+        counted = [k for k, v in tgts.items() if "error" not in v]
         rows = []
         for t in doc.get("traces") or []:
             pick = next((r for r in t["rows"] if r["allocator"] == t.get("recommendation")), None)
             if pick is None:
-                rows.append([t["trace"], ("none", "bad"), "", "", "",
-                             (t.get("why_none", ""), "wrap")])
+                rows.append([t["trace"], ("none", "bad"), ""] + [""] * len(counted)
+                            + ["", "", (t.get("why_none", ""), "wrap")])
                 continue
             h = pick.get("host") or {}
-            why = t["reason"]
-            if "heapkit_pick" in t:
-                why += f". heapkit's own pick: {t['heapkit_reason'] or 'none'}"
-            rows.append([t["trace"], pick["allocator"], fmt_kib(pick["heap"]),
-                         _cost_text(pick.get("cost"), t.get("cost") or {}),
-                         fmt_ns(h.get("ns_per_op"), h.get("step_ns")), (why, "wrap")])
-        parts.append(table(["trace", "recommended", "heap to configure", "worst case per call",
-                            "host ns/op", "why"], rows, numeric_from=2, text_cols=[-1]))
+            peer = t.get("family", "heapkit") != "heapkit"
+            why = t["reason"] + (". " + advice_gap_text(t) if peer else "")
+            cfg = (t.get("config") or {}).get("allocator") or ("none: a peer" if peer else "none")
+            rows.append([t["trace"], pick["allocator"] + (" (peer)" if peer else ""),
+                         fmt_kib(pick["heap"])]
+                        + [fmt_int(((pick.get("targets") or {}).get(k) or {}).get("worst"))
+                           for k in counted]
+                        + [fmt_ns(h.get("ns_per_op"), h.get("step_ns")),
+                           cfg, (why, "wrap")])
+        parts.append(table(["trace", "recommended", "heap to configure"]
+                           + [f"{tgts[k].get('title', k)} worst insns" for k in counted]
+                           + ["host ns/op", "configured", "why"], rows, numeric_from=2,
+                           text_cols=[-1, -2]))
         parts.append(figs.img(fig_advice_fronts, (doc.get("traces") or [],),
                               "advice: smallest heap against worst case"))
         st = doc.get("settings") or {}
-        tgts = doc.get("targets") or {}
-        counted = [k for k, v in tgts.items() if "error" not in v]
         how = [f"Per trace and allocator that lives in an arena: the smallest heap on which the "
                f"whole trace replays without a failed allocation (engine size search, 16-byte "
                f"steps), the heap to configure (+{st.get('margin', 0):g} %), host time per "
@@ -542,9 +585,8 @@ def section_advice(data: dict, figs: Figures) -> str:
         lvl = (doc.get("library") or {}).get("hk_hardening")
         parts.append(cap(
             "; ".join(how) + ". The front (blue) holds the allocators no other beats on both "
-            "smallest heap and worst case; the recommendation (red star) is, among the "
-            "candidates whose heap is within 10 % of the smallest, one whose worst case is "
-            "bounded, then the lowest worst case (heapkit advise, docs/advise.md). "
+            "smallest heap and worst case; the recommendation (red star), one per trace, "
+            f"follows this rule: {esc(doc.get('rule', ''))} (heapkit advise, docs/advise.md). "
             f"Detection: the misuse and corruption matrices at HK_HARDENING {esc(lvl)}, run on "
             "heapkit's allocators. "
             + (f"Not counted: {esc('; '.join(missing_t))}. " if missing_t else "")
@@ -561,6 +603,8 @@ def section_advice(data: dict, figs: Figures) -> str:
                                _advice_rows(t, counted), text_cols=[-1, -2]))
             if t.get("dropped"):
                 parts.append(cap("Left out of the recommendation: " + esc("; ".join(t["dropped"]))))
+            if t.get("board_limits"):
+                parts.append(cap(esc("; ".join(t["board_limits"])) + "."))
             parts.append("</details>")
     return "\n".join(parts)
 
@@ -682,11 +726,15 @@ def section_traces(data: dict, st: Styles, figs: Figures, fronts: dict[str, list
         return Absent("no replays here: run <code>heapkit bench --json FILE</code> or "
                       "<code>heapkit demo</code>.")
     allocs = allocator_order(data)
-    parts = [cap("For each trace: latency tails drawn through the five quantiles the engine "
-                 "reports per call kind (min, p50, p99, p99.9, max; y = share of calls slower, "
-                 "so the p99 point sits at 0.01), footprint against live requested bytes over "
-                 "time, and the heap map from the engine's heap-walk snapshots. Heapkit "
-                 "allocators are solid lines, peers dashed, the system malloc dotted black; "
+    counts = instruction_series(data)
+    parts = [cap("For each trace: latency tails drawn through five quantiles per call kind "
+                 "(min, p50, p99, p99.9, max; y = share of calls slower, so the p99 point sits "
+                 "at 0.01), in exact instructions per call on the emulated target where the "
+                 "advice or <code>heapkit bench --target</code> counted the trace (allocators "
+                 "that failed allocations there are left out), else in host nanoseconds unless "
+                 "half or more of the medians lie below the clock's step; footprint against "
+                 "live requested bytes over time, and the heap map from the engine's heap-walk "
+                 "snapshots. Heapkit allocators are solid lines, peers dashed, the system malloc dotted black; "
                  f"with more than {MAX_SERIES} allocators the advice's front for the trace is "
                  "coloured and the rest grey, or without advice the allocators are split over "
                  f"rows of {MAX_SERIES}. " + esc(NOISE_NOTE))]
@@ -701,7 +749,22 @@ def section_traces(data: dict, st: Styles, figs: Figures, fronts: dict[str, list
         parts.append(cap(f"{esc(desc)} {fmt_int(n)} records, peak live requested "
                          f"{fmt_kib(peak)}. {esc(info.get('note', ''))}"))
         hl = fronts.get(trace, ())
-        parts.append(figs.img(fig_latency, (trace, runs, allocs, st, hl), f"{trace} latency"))
+        if trace in counts:
+            title, series = counts[trace]
+            parts.append(figs.img(fig_latency, (trace, series, allocs, st, hl,
+                                                f"{title} instructions (exact, QEMU)"),
+                                  f"{trace} latency"))
+        elif (step := host_at_resolution(runs)) is None:
+            host = {a: {k: timing(r, k) for k in ("malloc", "free")} for a, r in runs.items()}
+            parts.append(figs.img(fig_latency, (trace, host, allocs, st, hl,
+                                                "ns (noisy host timing; 0 drawn at 1)"),
+                                  f"{trace} latency"))
+        else:
+            parts.append(cap(f"No latency plot: half or more of the host's medians lie below "
+                             f"the clock's step ({fmt_ns(step)} ns) and "
+                             "there are no instruction counts for this trace "
+                             "(<code>heapkit advise --target</code>, <code>heapkit bench "
+                             "--target</code>)."))
         parts.append(figs.img(fig_fragmentation, (trace, runs, allocs, st, hl),
                               f"{trace} fragmentation"))
         parts.append(figs.img(fig_heapmaps, (trace, runs, allocs), f"{trace} heap map"))
@@ -877,6 +940,8 @@ def section_target(docs: Sequence[dict]) -> str:
     for data in docs:
         t = get_target(data.get("target", "cortex-m3"))
         host: dict[str, dict[str, list[float]]] = {}
+        step = max((h["step_ns"] for h in data.get("host") or [] if h.get("step_ns")),
+                   default=None)
         for h in data.get("host") or []:
             d = host.setdefault(h["allocator"], {"malloc": [], "free": []})
             for k in ("malloc", "free"):
@@ -895,7 +960,7 @@ def section_target(docs: Sequence[dict]) -> str:
                              fmt_int(r["worst_malloc"]), fmt_int(r["worst_free"]),
                              fmt_int(r["text"]), fmt_int(r["failures"]),
                              (fmt_int(r["corrupt"]), "bad") if r["corrupt"] else "0",
-                             fmt_ns(med.get("malloc")), fmt_ns(med.get("free"))])
+                             fmt_ns(med.get("malloc"), step), fmt_ns(med.get("free"), step)])
             heading = build if t is CORTEX_M3 else f"{t.title}, {build}"
             out.append(f"<h3>{esc(heading)}</h3>")
             out.append(table(["allocator", "malloc p50", "malloc max", "free p50", "free max",

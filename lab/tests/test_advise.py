@@ -8,7 +8,12 @@ and run.
   fails: it is the smallest);
 - a fixed-size trace of lfpool's block size: the pool must win (instruction counts in
   QEMU, marker ``target``);
-- the decision rule on hand-made measurements (bounded first, budgets, the reason);
+- the decision rule on hand-made measurements (bounded first, budgets, the reason, ties,
+  boards too small for the heap, the host's p99 not ranking);
+- one answer per trace: on hand-made measurements where a peer wins and where heapkit
+  wins, the text, the JSON, the report's advice table and the C and FreeRTOS snippets
+  name the same allocator, with one "recommendation:" line; a peer is configured only
+  with --configure heapkit, and heapkit's best is named with the gap;
 - the C snippet compiled with the library and the FreeRTOS snippet compiled with the
   kernel's POSIX port (V11.2.0, the peers' fetch) each replay a trace's first 10,000
   records without a failed allocation.
@@ -17,6 +22,7 @@ and run.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -127,6 +133,7 @@ AXIS = {"kind": "instructions", "target": "cortex-m3", "title": "Cortex-M3", "ar
 def _row(name, heap, cost, failures=0, family="heapkit"):
     return {"allocator": name, "family": family, "min_heap": heap,
             "heap": adv.heap_with_margin(heap, 25), "host": {"failures": 0},
+            "growth": adv.growth(name),
             "targets": {"cortex-m3": {"worst": cost, "failures": failures}}}
 
 
@@ -171,22 +178,186 @@ def test_decide_leaves_out_what_fails_on_the_target():
     assert d["recommendation"] == "buddy"
     assert d["dropped"] == ["tlsf fails 977 allocations on Cortex-M3's 3,584.0 KiB arena "
                             "(it needs 97.7 KiB on the host)",
-                            "bump needs more heap than Cortex-M3's 3,584.0 KiB arena"]
+                            "bump needs more heap than Cortex-M3's 3,584.0 KiB arena: no count"]
+    assert d["board_limits"] == []
 
 
-def test_a_peer_wins_and_heapkit_configures_its_own_pick():
-    rows = [_row("o1heap", 100_000, 90, family="peer"), _row("tlsf", 101_000, 226),
-            _row("seqfit-best", 99_000, 400)]
+def test_a_board_too_small_for_the_heap_does_not_decide():
+    """No allocator's heap fits the targets' arenas: their counts describe failing calls, so
+    the host's p99 decides and the failures leave nobody out."""
+    rows = [_row("tlsf", 4_000_000, 226, failures=900), _row("buddy", 4_100_000, 300, failures=5)]
+    for k, r in enumerate(rows):
+        r["host"].update(p99_ns=50.0 + k)
+        r["targets"]["rv32"] = {"worst": 200, "failures": 800}
+    targets = {"cortex-m3": {"title": "Cortex-M3", "arena": 3670016, "runs": {
+        ("t", r["allocator"]): r["targets"]["cortex-m3"] for r in rows}},
+               "rv32": {"title": "RV32IMAC", "arena": 3670016, "runs": {
+        ("t", r["allocator"]): r["targets"]["rv32"] for r in rows}}}
+    doc = adv.advise_trace("t", {"records": 10}, rows, targets, 25, None, None)
+    assert doc["cost"]["kind"] == "host-p99" and doc["recommendation"] == "tlsf"
+    assert doc["dropped"] == []
+    assert doc["board_limits"] == [
+        f"{t}'s 3,584.0 KiB arena is smaller than the heap of tlsf, buddy: their counts there "
+        "describe failing calls and are not used" for t in ("Cortex-M3", "RV32IMAC")]
+
+
+# --------------------------------------------------------------------------
+# One answer per trace: every renderer says the same
+
+RV32_AXIS = {"title": "RV32IMAC", "arena": 16 << 20}
+
+
+def _two_targets(rows: list[dict], rv32: dict[str, int]) -> dict:
+    """The targets of a document whose rows were counted on Cortex-M3 and RV32 (*rv32*:
+    allocator -> its RV32 worst case)."""
     for r in rows:
         r["arena_alignment"] = 64
-    targets = {"cortex-m3": {"title": "Cortex-M3", "arena": 3670016,
-                             "runs": {("t", r["allocator"]): r["targets"]["cortex-m3"]
-                                      for r in rows}}}
-    doc = adv.advise_trace("t", {"records": 10}, rows, targets, 25, None, None)
-    assert doc["recommendation"] == "o1heap" and doc["heapkit_pick"] == "tlsf"
-    assert doc["heapkit_reason"].startswith("tlsf: heap ≥ 98.6 KiB")
-    assert doc["config"]["allocator"] == "tlsf" and "hk_tlsf_init" in doc["config"]["c"]
-    assert doc["config"]["freertos"]["heap_file"] == "ports/freertos/heap_tlsf.c"
+        r["targets"]["rv32"] = {"worst": rv32[r["allocator"]], "failures": 0}
+        r["host"].update(ns_per_op=0.2, p99_ns=30.0, step_ns=0.385)
+    return {k: {"title": t["title"], "arena": t["arena"],
+                "runs": {("t", r["allocator"]): r["targets"][k] for r in rows}}
+            for k, t in (("cortex-m3", AXIS), ("rv32", RV32_AXIS))}
+
+
+def _document(rows: list[dict], rv32: dict[str, int], configure: str | None = None) -> dict:
+    targets = _two_targets(rows, rv32)
+    t = adv.advise_trace("t", {"records": 10}, rows, targets, 25, None, None, configure)
+    return adv.document([t], targets, {}, {"margin": 25}, {"hk_hardening": 1}, {})
+
+
+def _peer_wins(configure=None) -> dict:
+    """o1heap (a peer) has the lowest bounded worst case within 10 % of the smallest heap;
+    heapkit's tlsf needs 1,000 bytes more and 136 (Cortex-M3) and 100 (RV32) instructions
+    more; seqfit-best's heap is smaller but its worst case is unbounded."""
+    rows = [_row("o1heap", 100_000, 90, family="peer"), _row("tlsf", 101_000, 226),
+            _row("seqfit-best", 99_000, 400)]
+    return _document(rows, {"o1heap": 80, "tlsf": 180, "seqfit-best": 350}, configure)
+
+
+def _heapkit_wins() -> dict:
+    """Conte's TLSF has the lowest worst case but needs 20 % more heap than heapkit's tlsf."""
+    rows = [_row("tlsf-conte", 120_000, 100, family="peer"), _row("tlsf", 100_000, 200),
+            _row("buddy", 104_000, 250)]
+    return _document(rows, {"tlsf-conte": 90, "tlsf": 170, "buddy": 240})
+
+
+def _answers(doc: dict) -> dict[str, set[str]]:
+    """The allocator each renderer names as the answer (text, JSON, report table) and the
+    ones the configuration is for (the printed C and FreeRTOS files)."""
+    from heapkit import render, report
+    text = "\n".join(adv.text(doc, configuration=True))
+    lines = [ln for ln in text.splitlines() if ln.startswith("recommendation: ")]
+    out = {"text": {re.match(r"recommendation: ([\w-]+)", ln).group(1) for ln in lines},
+           "text lines": {str(len(lines))},
+           "json": {t["recommendation"] for t in json.loads(json.dumps(doc))["traces"]}}
+    html = report.section_advice({"advice": [doc]}, render.Figures())
+    overview = html[:html.index("</table>")]
+    out["report"] = {re.sub(r" \(peer\)$", "", m) for m in
+                     re.findall(r"<tr><td>t</td><td>([^<]+)</td>", overview)}
+    out["report rows"] = {str(overview.count("<tr><td>t</td>"))}
+    out["configured"] = set(re.findall(r"^-- t: (?:C|FreeRTOS) \(([\w-]+)\)", text, re.M))
+    out["snippets"] = set()
+    for t in doc["traces"]:
+        cfg = t.get("config") or {}
+        for snippet in (cfg.get("c"), (cfg.get("freertos") or {}).get("config")):
+            if snippet:
+                out["snippets"] |= set(re.findall(r"heapkit advise, trace t: ([\w-]+),", snippet))
+    out["report configured"] = set(re.findall(r'<td class="n">[^<]*</td><td>([\w-]+|none: a peer)'
+                                              r'</td><td class="wrap', overview))
+    return out
+
+
+def test_heapkit_wins_every_renderer_agrees():
+    doc = _heapkit_wins()
+    t = doc["traces"][0]
+    assert t["recommendation"] == "tlsf" and t["ranking"] == ["tlsf", "buddy", "tlsf-conte"]
+    got = _answers(doc)
+    assert got == {"text": {"tlsf"}, "text lines": {"1"}, "json": {"tlsf"}, "report": {"tlsf"},
+                   "report rows": {"1"}, "configured": {"tlsf"}, "snippets": {"tlsf"},
+                   "report configured": {"tlsf"}}
+    assert "heapkit_best" not in t and "configured: tlsf" in adv.text(doc)
+
+
+def test_a_peer_wins_and_is_the_one_answer():
+    doc = _peer_wins()
+    t = doc["traces"][0]
+    assert t["recommendation"] == "o1heap" and t["family"] == "peer"
+    assert t["ranking"] == ["o1heap", "tlsf", "seqfit-best"] and t["heapkit_best"] == "tlsf"
+    assert t["heapkit_gap"] == {"allocator": "tlsf", "min_heap": 1000, "heap": 1024,
+                                "worst": {"Cortex-M3": 136, "RV32IMAC": 100}}
+    assert "config" not in t          # a peer is not configured unless asked
+    assert _answers(doc) == {"text": {"o1heap"}, "text lines": {"1"}, "json": {"o1heap"},
+                             "report": {"o1heap"}, "report rows": {"1"}, "configured": set(),
+                             "snippets": set(), "report configured": {"none: a peer"}}
+    text = "\n".join(adv.text(doc))
+    assert text.startswith("rule: " + adv.RULE)
+    assert "recommendation: o1heap (a peer, not heapkit's): heap ≥ 97.7 KiB" in text
+    gap = ("heapkit's best by the same rule is tlsf: smallest heap +1,000 bytes (+1.0 %), worst "
+           "case +136 instructions on Cortex-M3, +100 instructions on RV32IMAC")
+    assert gap in text.splitlines()
+    assert "not configured: o1heap is a peer" in text
+    assert "--configure heapkit configures tlsf" in text
+    from heapkit import render, report
+    assert render.esc(gap) in report.section_advice({"advice": [doc]}, render.Figures())
+
+
+def test_a_peer_wins_and_heapkit_is_configured_when_asked():
+    doc = _peer_wins(configure="heapkit")
+    t = doc["traces"][0]
+    assert t["recommendation"] == "o1heap" and t["config"]["allocator"] == "tlsf"
+    assert "hk_tlsf_init" in t["config"]["c"]
+    assert t["config"]["freertos"]["heap_file"] == "ports/freertos/heap_tlsf.c"
+    got = _answers(doc)
+    # still one answer; the configuration is heapkit's best and says so
+    assert got["text"] == got["json"] == got["report"] == {"o1heap"} and got["text lines"] == {"1"}
+    assert got["configured"] == got["snippets"] == got["report configured"] == {"tlsf"}
+    assert ("configured (--configure heapkit): tlsf, heapkit's best, not the "
+            "recommendation") in adv.text(doc)
+
+
+def test_a_peer_wins_with_no_heapkit_candidate():
+    rows = [_row("o1heap", 100_000, 90, family="peer"), _row("tlsf", 101_000, 226, failures=3)]
+    doc = _document(rows, {"o1heap": 80, "tlsf": 180}, configure="heapkit")
+    t = doc["traces"][0]
+    assert t["recommendation"] == "o1heap" and t["heapkit_best"] is None and "config" not in t
+    text = adv.text(doc)
+    assert text.count("recommendation: o1heap (a peer, not heapkit's): heap ≥ 97.7 KiB (+25 % "
+                      "margin: 123.0 KiB), worst case 90 instructions; the smallest heap and the "
+                      "lowest worst case of the 1 candidates") == 1
+    assert "no heapkit allocator is a candidate by the same rule" in "\n".join(text)
+    assert ("not configured: o1heap is a peer (give it a 125,952-byte heap through its own "
+            "API)") in text
+
+
+def test_the_noisy_host_p99_does_not_rank():
+    """Without instruction counts the smaller heap decides between bounded allocators, not a
+    host p99 that another run could reverse."""
+    host = {"kind": "host-p99", "target": None, "title": "host", "unit": "ns (host p99, noisy)",
+            "short": "ns", "label": "host p99 ns per call (noisy)"}
+    rows = [_row("tlsf-conte", 104_000, None, family="peer"), _row("tlsf", 100_000, None),
+            _row("seqfit-best", 99_000, None)]
+    for r, p99 in zip(rows, (200.0, 300.0, 150.0)):
+        r["host"]["p99_ns"] = p99
+        r["targets"] = {}
+    d = adv.decide(rows, host, 25)
+    assert d["ranking"] == ["tlsf", "tlsf-conte", "seqfit-best"]
+    assert d["reason"].startswith("tlsf: heap ≥ 97.7 KiB (+25 % margin: 123.0 KiB), worst case "
+                                  "300 ns (host p99, noisy); seqfit-best needs 1 % less heap")
+
+
+def test_the_rule_breaks_ties_by_heap_then_name():
+    rows = [_row("buddy", 100_000, 200), _row("tlsf", 100_000, 200), _row("lfpool", 99_000, 200)]
+    d = adv.decide(rows, AXIS, 25)
+    assert d["ranking"] == ["lfpool", "buddy", "tlsf"]
+
+
+def test_a_target_failure_off_the_cost_axis_leaves_the_allocator_out():
+    rows = [_row("tlsf", 100_000, 200), _row("buddy", 105_000, 300)]
+    rows[0]["targets"]["rv32"] = {"worst": 150, "failures": 42}
+    d = adv.decide(rows, AXIS, 25, tinfo={"rv32": RV32_AXIS})
+    assert d["recommendation"] == "buddy"
+    assert d["dropped"] == ["tlsf fails 42 allocations on RV32IMAC's 16.0 MiB arena (it needs "
+                            "97.7 KiB on the host)"]
 
 
 def test_misuse_matrix_output_is_parsed():
@@ -323,7 +494,8 @@ def test_cli_advise_prints_the_answer_and_writes_configuration(kth_trace, tmp_pa
                      str(tmp_path / "a.json"), "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0
-    assert "recommendation: " in text and "Pareto front" in text
+    assert text.count("\nrecommendation: ") == 1 and "Pareto front" in text
+    assert text.startswith("rule: ")
     doc = json.loads((tmp_path / "a.json").read_text())
     assert doc["kind"] == "heapkit-advise" and doc["settings"]["margin"] == 10
     t = doc["traces"][0]
@@ -340,6 +512,7 @@ def test_cli_advise_prints_the_answer_and_writes_configuration(kth_trace, tmp_pa
     (["--margin", "-5"], "--margin"),
     (["--margin", "nan"], "--margin"),
     (["--target", "none", "--max-instructions", "200"], "needs instruction counts"),
+    (["--configure", "peer"], "--configure"),
 ])
 def test_cli_advise_bad_arguments_are_one_line(argv, message, kth_trace, capsys):
     code = cli.main(["advise", str(kth_trace), *argv])

@@ -155,6 +155,7 @@ def hand_advice() -> dict:
                                       "skipped_traces": {}}},
             "traces": [{"trace": "ls", "records": 1000, "cost": axis, "rows": rows,
                         "front": ["buddy", "freertos-heap5"], "recommendation": "buddy",
+                        "family": "heapkit", "config": {"allocator": "buddy"},
                         "reason": "buddy: heap ≥ 68.4 KiB, worst case 500 instructions; a reason "
                                   "chosen by the test", "dropped": []}]}
 
@@ -448,7 +449,7 @@ def test_buddy_freertos_tables(hand_page):
     t = data["runs"][0]["result"]["replay"]["timing"]
     for k in ("min", "p50", "p99", "max"):
         assert render.fmt_ns(t["malloc"][k]) in sec and render.fmt_ns(t["free"][k]) in sec
-    assert render.fmt_f(t["malloc"]["mean"]) in sec
+    assert render.fmt_ns(t["malloc"]["mean"]) in sec
 
 
 def test_verdicts_follow_the_measurements(hand_page):
@@ -763,7 +764,7 @@ def test_cse3320_counters_and_timing(hand_page):
         assert render.fmt_int(value) in sec, key
     for r in data["runs"]:
         if r["trace"] == "cse3320" and r["allocator"] in ("system",) + CSE_FITS:
-            assert render.fmt_f(r["result"]["replay"]["timing"]["malloc"]["mean"]) in sec
+            assert render.fmt_ns(r["result"]["replay"]["timing"]["malloc"]["mean"]) in sec
 
 
 def test_cse3320_counters_beside_the_paper(hand_page):
@@ -912,7 +913,7 @@ def test_advice_opens_the_page(hand_page):
     overview = advice[:advice.index("</table>")]
     # buddy: 70,000 B + 25 % = 87,500 B, 500 instructions, 3 ns per op (below the 9.8 ns step)
     assert ('<tr><td>ls</td><td>buddy</td><td class="n">85.4 KiB</td>'
-            '<td class="n">500 insns (Cortex-M3)</td><td class="n">&lt; 10</td>') in overview
+            '<td class="n">500</td><td class="n">&lt; 10</td><td>buddy</td>') in overview
     assert render.esc(t["reason"]) in overview
     assert advice.count('src="data:image/png;base64,') == 1      # the fronts
     # the details: every allocator, the ones without a heap say why
@@ -935,12 +936,61 @@ def test_report_of_an_advise_file(tmp_path):
 def test_host_times_below_the_clock_step():
     assert render.fmt_ns(0, 9.8) == "< 10" and render.fmt_ns(9.0, 9.8) == "< 10"
     assert render.fmt_ns(10, 9.8) == "10" and render.fmt_ns(0) == "0" and render.fmt_ns(None, 9.8) == "n/a"
+    # a sub-nanosecond step (TSC at 2.6 GHz): the step rounded up, never "< 0"
+    assert render.fmt_ns(0.1, 0.385) == "< 0.4" and render.fmt_ns(0.0, 0.385) == "< 0.4"
+    assert render.fmt_ns(0.385, 0.385) == "0.4" and render.fmt_ns(0.5, 0.385) == "0.5"
+    assert render.fmt_ns(7.26, 0.385) == "7.3" and render.fmt_ns(12.6, 0.385) == "13"
+    assert render.fmt_ns(0.01, 0.04) == "< 0.04" and render.fmt_ns(0.3) == "0.3"
+    assert render.fmt_ns(20, 24.4) == "< 25"          # rounded up: "< 24" would be false
+    for step in (0.001, 0.04, 0.1, 0.385, 0.999, 1.0, 9.8, 41.7):
+        for v in (0.0, step / 3, step * 0.999, step, step * 1.001, 0.5, 3.3, 99.5):
+            cell = render.fmt_ns(v, step)
+            assert not re.fullmatch(r"< 0(\.0*)?", cell), (v, step, cell)
+            assert cell.startswith("< ") == (v < step), (v, step, cell)
+            if not cell.startswith("< "):
+                assert float(cell.replace(",", "")) > 0, (v, step, cell)
     data = hand_made()
-    run = data["runs"][0]
-    run["result"]["replay"]["timing"]["step_ns"] = 24.4
-    run["result"]["replay"]["timing"]["malloc"]["p50"] = 12.0
+    for run in data["runs"]:                          # every table: a 0.385 ns step
+        timing = run["result"]["replay"]["timing"]
+        timing["step_ns"] = 0.385
+        for kind in ("malloc", "free"):
+            timing[kind].update(min=0.0, p50=0.1, p99=0.3, mean=0.2)
+    data["advice"]["traces"][0]["rows"][0]["host"].update(ns_per_op=0.1, step_ns=0.385)
     page = rep.build_html(rep.normalize(data))
-    assert "&lt; 24" in sections(page)["summary"]
+    assert "&lt; 0.4" in sections(page)["summary"] and "&lt; 0.4" in sections(page)["advice"]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", page)
+    assert not [c for c in cells if re.fullmatch(r"&lt; 0(\.0*)?", c)]
+    assert "&lt; 0<" not in page and "< 0 " not in page
+
+
+def test_latency_plots_draw_instructions_or_leave_host_ns_at_the_clock_step():
+    data = hand_made()
+    runs = rep.runs_of(rep.normalize(copy.deepcopy(data)), "ls")
+    assert rep.host_at_resolution(runs) is None       # medians of about 1,000 ns: drawn
+    for run in data["runs"]:
+        timing = run["result"]["replay"]["timing"]
+        timing["step_ns"] = 0.385
+        for kind in ("malloc", "free"):
+            timing[kind].update(min=0.0, p50=0.1)
+    page = rep.build_html(rep.normalize(copy.deepcopy(data)))
+    traces = sections(page)["traces"]
+    assert "No latency plot: half or more of the host's medians lie below the clock's step " \
+           "(0.4 ns)" in traces
+    # counts for ls (the advice's Cortex-M3 runs): its latency plot is drawn from them
+    stats = {"count": 500, "min": 40, "p50": 60, "p99": 90, "p999": 95, "max": 120,
+             "mean": 61.0, "sd": 5.0}
+    for r in data["advice"]["traces"][0]["rows"]:
+        r["targets"]["cortex-m3"]["stats"] = {"malloc": stats, "free": stats}
+    norm = rep.normalize(copy.deepcopy(data))
+    counts = rep.instruction_series(norm)
+    assert set(counts) == {"ls"} and counts["ls"][0] == "Cortex-M3"
+    assert set(counts["ls"][1]) == {a for a, _ in ALLOCS}
+    page = rep.build_html(norm)
+    traces = sections(page)["traces"]
+    ls = traces[traces.index('id="trace-ls"'):]
+    ls = ls[:ls.index("<h3", 1)] if "<h3" in ls[1:] else ls
+    assert "No latency plot" not in ls and 'alt="ls latency"' in ls
+    assert traces.count("No latency plot") == len(TRACES) - 1
 
 
 def test_machine_banner_without_a_record():

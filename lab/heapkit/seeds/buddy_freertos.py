@@ -82,7 +82,8 @@ def buddy_cost_rows(data: dict, kind: str) -> tuple[list[list[Any]], dict[int, s
                          fmt_f(t["mean"]), fmt_int(t["max"]), fmt_f(t["max"] / t["min"], 2)
                          if t["min"] else "n/a",
                          f"{us(t['min'])} / {us(t['mean'])} / {us(t['max'])}",
-                         fmt_ns(h["p50"], step) if h else "n/a", fmt_f(h["mean"]) if h else "n/a",
+                         fmt_ns(h["p50"], step) if h else "n/a",
+                         fmt_ns(h["mean"], step) if h else "n/a",
                          f"{paper[0]} / {paper[2]} / {paper[1]}" if paper and
                          trace == "buddy-paper-20" else ""])
     return rows, groups
@@ -447,8 +448,11 @@ def claims_buddy_tables(data: dict) -> list[Claim]:
         host = runs_of(data, "buddy-paper")
         hb, h5 = (timing(host[a], "malloc") if a in host else None
                   for a in ("buddy", "freertos-heap5"))
-        host_txt = (f" (the host's nanoseconds, at the timer's resolution, read {hb['mean']:.1f} "
-                    f"vs {h5['mean']:.1f} ns per malloc; make freertos-bench times another "
+        steps = {a: clock_step(host.get(a)) for a in ("buddy", "freertos-heap5")}
+        host_txt = (f" (the host's nanoseconds, at the timer's resolution, read "
+                    f"{fmt_ns(hb['mean'], steps['buddy'])} vs "
+                    f"{fmt_ns(h5['mean'], steps['freertos-heap5'])} ns per malloc; "
+                    "make freertos-bench times another "
                     "workload on the host)" if hb and h5 else "")
         ib, i5 = insns_per_call(cb), insns_per_call(a5_all)
         out.append(judged(

@@ -311,7 +311,7 @@ def kth_release_rows(data: dict) -> list[list[str]]:
         rows.append([c["name"], f"{c['peak_mapped'] / 1024:.0f}", f"{c['final_mapped'] / 1024:.0f}",
                      f"{c['final_used'] / 1024:.0f}",
                      str(c.get("region_maps", "")), str(c.get("region_unmaps", "")),
-                     f"{c['malloc_p50']:.0f}", f"{c['malloc_mean']:.0f}", f"{c['free_mean']:.0f}",
+                     fmt_ns(c["malloc_p50"]), fmt_ns(c["malloc_mean"]), fmt_ns(c["free_mean"]),
                      f"{c['wall_ms']:.0f}"])
     return rows
 
@@ -391,8 +391,8 @@ def claims_kth(data: dict) -> list[Claim]:
         out.append(judged(
             "Figure 3: the optimised balloc generally takes longer than the regular one",
             opt["malloc_mean"] > reg["malloc_mean"],
-            f"Mean malloc over the kth process: {opt['malloc_mean']:,.0f} ns with the return to "
-            f"the OS, {reg['malloc_mean']:,.0f} ns without (host, medians of "
+            f"Mean malloc over the kth process: {fmt_ns(opt['malloc_mean'])} ns with the return to "
+            f"the OS, {fmt_ns(reg['malloc_mean'])} ns without (host, medians of "
             f"{data['extra']['kth_release']['repeats']} runs)."))
         lo, lr = (c.get("levels") for c in (opt, reg))
         if lo and lr:
@@ -406,8 +406,8 @@ def claims_kth(data: dict) -> list[Claim]:
         out.append(judged(
             "Figure 3 and conclusion: the system malloc is faster than balloc",
             sysm["malloc_mean"] < reg["malloc_mean"],
-            f"Mean malloc over the kth process: glibc {sysm['malloc_mean']:,.0f} ns, buddy on "
-            f"OS memory {reg['malloc_mean']:,.0f} ns (host)."))
+            f"Mean malloc over the kth process: glibc {fmt_ns(sysm['malloc_mean'])} ns, buddy on "
+            f"OS memory {fmt_ns(reg['malloc_mean'])} ns (host)."))
         gw, bw = sysm.get("windows"), reg.get("windows")
         if gw and bw:
             first, last = bw[0]["mean"] - gw[0]["mean"], bw[-1]["mean"] - gw[-1]["mean"]
@@ -429,13 +429,14 @@ def claims_kth(data: dict) -> list[Claim]:
             "Figure 4: balloc gets more costly at higher size levels",
             rl[-1]["malloc_mean"] > rl[0]["malloc_mean"],
             f"On OS memory (8 KiB regions, host) buddy's mean malloc is "
-            f"{rl[0]['malloc_mean']:,.0f} ns at level 0 and {rl[-1]['malloc_mean']:,.0f} ns at "
+            f"{fmt_ns(rl[0]['malloc_mean'])} ns at level 0 and "
+            f"{fmt_ns(rl[-1]['malloc_mean'])} ns at "
             f"level 7{flat}."))
         out.append(judged(
             "Figure 4: the system malloc gets more costly at higher size levels",
             sl[-1]["malloc_mean"] > sl[0]["malloc_mean"],
-            f"glibc's mean malloc is {sl[0]['malloc_mean']:,.0f} ns at level 0 and "
-            f"{sl[-1]['malloc_mean']:,.0f} ns at level 7 (host)"
+            f"glibc's mean malloc is {fmt_ns(sl[0]['malloc_mean'])} ns at level 0 and "
+            f"{fmt_ns(sl[-1]['malloc_mean'])} ns at level 7 (host)"
             + (f"; {bt['libc']}'s on {bt['title']} {tl[0][1]:,} and {tl[-1][1]:,} instructions "
                "(median)." if tl else ".")))
         slower = [e["level"] for e, g in zip(rl, sl) if g["malloc_mean"] >= e["malloc_mean"]]

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..render import (Claim, NOISE_NOTE, UNTESTABLE, allocator_order, cap, clock_step, esc, failed,
-                      fmt_f, fmt_int, fmt_pct, get, judged, missing, runs_of, table, timing)
+                      fmt_f, fmt_int, fmt_ns, fmt_pct, get, judged, missing, runs_of, table,
+                      timing)
 
 
 CSE_FITS = (("seqfit-first", "First Fit"), ("seqfit-next", "Next Fit"),
@@ -129,7 +130,8 @@ def cse3320_timing_rows(data: dict) -> list[list[str]]:
         rows.append([cse_name(a) + (f" ({a})" if a in CSE_PAPER else ""), fmt_int(pm), fmt_int(pf),
                      fmt_f(get(i, "malloc.mean")), fmt_int(get(i, "malloc.max")),
                      fmt_f(get(i, "free.mean")), fmt_int(get(i, "free.max")),
-                     fmt_f(tm["mean"]) if tm else "n/a", fmt_f(tf["mean"]) if tf else "n/a"])
+                     fmt_ns(tm["mean"], clock_step(r)) if tm else "n/a",
+                     fmt_ns(tf["mean"], clock_step(r)) if tf else "n/a"])
     return rows
 
 
