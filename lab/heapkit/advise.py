@@ -209,13 +209,13 @@ def available_targets() -> list[str]:
 def measure_targets(traces: Sequence[tuple], allocs: Sequence[str],
                     targets: Sequence[str], hardening: int | None, jobs: int = 2,
                     progress: bool = True, heaps: dict[tuple[str, str], int] | None = None) -> dict[str, dict]:
-    """Per target name: {"runs": {(trace, alloc): {...}}, "skipped_traces", "limits", "arena"}
+    """Per target name: {"runs": {(trace, alloc): {...}}, "skipped_traces", "arena"}
     or {"error": why}. *traces* are (name, Trace) pairs, or (name, Trace, allocators)
     triples naming the allocators worth counting (those the host did not fail).
 
     *heaps*: (trace, allocator) -> the heap it needs (with margin). The arena is the
     board's default (16 MiB) or larger where a trace needs it, up to what the board holds;
-    a trace with allocators that need more gets one line in "limits" naming them."""
+    an allocator that needs more fails there, and :func:`decide` says so."""
     from . import target as tg
     out: dict[str, dict] = {}
     levels = None if hardening in (None, 1) else [hardening]
@@ -224,8 +224,6 @@ def measure_targets(traces: Sequence[tuple], allocs: Sequence[str],
         t = tg.get_target(name)
         need = max([tg.ARENA_SIZE, *heaps.values()])
         arena = min(-(-need // 2**20) * 2**20, t.max_arena)
-        limits = {tr: why for tr in {tr for tr, _ in heaps}
-                  if (why := t.over({a: h for (x, a), h in heaps.items() if x == tr}))}
         try:
             info = tg.build_objects(TARGET_OPT, jobs, t, arena, hardening=levels[0] if levels else None)
             known = {a["name"] for a in tg.allocators(info)}
@@ -254,7 +252,8 @@ def measure_targets(traces: Sequence[tuple], allocs: Sequence[str],
                 "failures": r["result"]["failures"]["total"],
                 "stats": {k: st[k] for k in ("malloc", "free")}}
         out[name] = {"runs": runs, "skipped_traces": data.get("skipped_traces") or {},
-                     "limits": limits, "arena": data.get("arena"), "title": t.title}
+                     "arena": data.get("arena"), "title": t.title,
+                     "board": {"max_arena": t.max_arena, "region": t.arena_region}}
     return out
 
 
@@ -408,6 +407,8 @@ def _target_failure(r: dict, axis: dict, tinfo: dict[str, dict],
         info = tinfo.get(tname) or {}
         title, arena = info.get("title", tname), info.get("arena")
         where = f"{title}'s {render.fmt_kib(arena)} arena" if arena else title
+        if arena and info.get("board") and arena >= info["board"]["max_arena"]:
+            where += f" (the most its board holds: {info['board']['region']})"
         if arena and r["min_heap"] > arena:
             if tname == axis["target"]:
                 return f"{r['allocator']} needs more heap than {where}: no count"
@@ -661,7 +662,8 @@ def advise_trace(name: str, info: dict, rows: list[dict], targets: dict, margin:
     configuration of the recommendation when it is heapkit's (of heapkit's best when a peer
     wins and *configure* is "heapkit")."""
     axis = cost_axis(targets, name)
-    tinfo = {k: {"title": v.get("title", k), "arena": v.get("arena")} for k, v in targets.items()}
+    tinfo = {k: {"title": v.get("title", k), "arena": v.get("arena"), "board": v.get("board")}
+             for k, v in targets.items()}
     d = decide(rows, axis, margin, max_heap, max_insns, tinfo)
     for r in rows:
         r["cost"] = row_cost(r, axis)
@@ -869,8 +871,6 @@ def text(doc: dict, configuration: bool = False) -> list[str]:
             for name, why in (v.get("skipped_traces") or {}).items():
                 if name == t["trace"]:
                     out.append(f"{k}: trace skipped ({why})")
-            if why := (v.get("limits") or {}).get(t["trace"]):
-                out.append(f"{k}: {why}")
         front = [r for r in t["rows"] if r.get("on_front")]
         front.sort(key=lambda r: r["min_heap"])
         out.append(f"Pareto front (*), smallest heap against {axis['label']}: " +

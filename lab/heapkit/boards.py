@@ -47,16 +47,6 @@ class Target:
                     f"{self.max_slots:,} the driver's table in {self.title} RAM holds")
         return None
 
-    def over(self, heaps: dict[str, int]) -> str | None:
-        """None when every heap in *heaps* (who -> bytes) fits the board, else the one line
-        naming those that do not, with the board's limit."""
-        big = {who: h for who, h in heaps.items() if h > self.max_arena}
-        if not big:
-            return None
-        return (", ".join(f"{who} ({h:,} bytes)" for who, h in sorted(big.items(), key=lambda x: x[1])) +
-                f" need more heap than the {self.title} board ({self.machine}) holds: at most "
-                f"{self.max_arena:,} bytes ({self.arena_region})")
-
 
 CORTEX_M3 = Target(
     name="cortex-m3", title="Cortex-M3", machine="QEMU mps2-an385", board="mps2-an385",

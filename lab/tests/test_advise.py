@@ -199,6 +199,11 @@ def test_a_board_too_small_for_the_heap_does_not_decide():
     assert doc["board_limits"] == [
         f"{t}'s 3,584.0 KiB arena is smaller than the heap of tlsf, buddy: their counts there "
         "describe failing calls and are not used" for t in ("Cortex-M3", "RV32IMAC")]
+    # Where the arena is the most the board holds, the line says so, with the board's limit.
+    targets["cortex-m3"]["board"] = {"max_arena": 3670016, "region": "16 MiB PSRAM"}
+    doc = adv.advise_trace("t", {"records": 10}, rows, targets, 25, None, None)
+    assert doc["board_limits"][0].startswith(
+        "Cortex-M3's 3,584.0 KiB arena (the most its board holds: 16 MiB PSRAM) is smaller than")
 
 
 # --------------------------------------------------------------------------

@@ -286,11 +286,6 @@ def test_only_blocks_live_at_once_limit_a_trace():
     why = target.fits({"records": 10, "slots": target.CORTEX_M3.max_slots + 1})
     assert why and f"{target.CORTEX_M3.max_slots:,}" in why
     assert target.fits({"records": 10, "slots": target.CORTEX_M3.max_slots + 1}, "rv32") is None
-    assert target.CORTEX_M3.over({"tlsf": 16 << 20}) is None
-    line = target.CORTEX_M3.over({"tlsf": 1 << 20, "buddy": (16 << 20) + 8})
-    assert line.startswith("buddy (16,777,224 bytes) need more heap") and "at most 16,777,216" in line
-    assert "tlsf" not in line and "\n" not in line
-    assert target.RV32.over({"buddy": 64 << 20}) is None and target.RV32.over({"buddy": 200 << 20})
 
 
 def test_a_long_trace_streams_through_in_chunks(o2, tmp_path):
