@@ -700,13 +700,12 @@ def document(traces: list[dict], targets: dict, detection: dict, settings: dict,
 
 
 def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT_MARGIN,
-                 targets: Sequence[str] = (), target_max_records: int | None = None,
-                 jobs: int = 2, progress: bool = True) -> dict:
+                 targets: Sequence[str] = (), jobs: int = 2, progress: bool = True) -> dict:
     """The advice from results already measured (``heapkit demo``): the smallest heaps of its
     size searches, host time per operation from its replays at the default arena.
 
-    *traces*: name -> {"path": .hkb the size search replayed, "records", "note"}; target
-    counts run on the traces of at most *target_max_records* records."""
+    *traces*: name -> {"path": .hkb the size search replayed, "records", "note"}; the
+    target counts replay the same records, whatever their number."""
     from . import engine
     from .trace import Trace
     allocs = arena_allocators()
@@ -725,8 +724,7 @@ def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT
             h["host"] = host_stats(r["result"])
             h["host"]["failures"] = None   # a replay at the default arena, not at the heap
     names = [a["name"] for a in allocs]
-    counted = [(n, Trace.load(t["path"]), fitted(host, n, names)) for n, t in traces.items()
-               if target_max_records is None or t["records"] <= target_max_records]
+    counted = [(n, Trace.load(t["path"]), fitted(host, n, names)) for n, t in traces.items()]
     eng = next((render.get(r.get("result") or {}, "engine")
                 for r in data.get("runs", []) if r.get("result")), None) or {}
     hardening = eng.get("hk_hardening")
@@ -739,8 +737,7 @@ def from_results(data: dict, traces: dict[str, dict], *, margin: float = DEFAULT
         docs.append(advise_trace(name, {"records": t["records"], "note": t.get("note", "")},
                                  rows, tgt, margin, None, None))
     settings = {"margin": margin, "max_heap": None, "max_instructions": None,
-                "host_arena": "the engine's default (max(64 KiB, 4 x peak live requested))",
-                "target_max_records": target_max_records}
+                "host_arena": "the engine's default (max(64 KiB, 4 x peak live requested))"}
     library = {"hk_align": eng.get("hk_align"), "hk_hardening": hardening}
     return document(docs, tgt, detection, settings, library, engine.machine())
 

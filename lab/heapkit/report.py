@@ -577,9 +577,8 @@ def section_advice(data: dict, figs: Figures) -> str:
                f"{esc(st.get('host_arena', ''))})"]
         if counted:
             how.append("the exact worst case per call on " + ", ".join(
-                f"{esc(tgts[k].get('title', k))} ({fmt_int(tgts[k].get('arena'))}-byte arena"
-                + (f", traces of at most {fmt_int(st['target_max_records'])} records"
-                   if st.get("target_max_records") else "") + ")" for k in counted)
+                f"{esc(tgts[k].get('title', k))} ({fmt_int(tgts[k].get('arena'))}-byte arena)"
+                for k in counted)
                 + ": the most instructions any malloc, aligned allocation or free took")
         missing_t = [f"{k}: {v['error']}" for k, v in tgts.items() if "error" in v]
         lvl = (doc.get("library") or {}).get("hk_hardening")
