@@ -1083,7 +1083,7 @@ def test_buddy_claims_follow_the_counts():
     # per call: buddy (141 + 160) / 2 = 150.5, heap_5 (101 + 75) / 2 = 88
     assert eff.verdict == render.FAILS and "150.5" in eff.reason and "88.0" in eff.reason
     assert claim(claims, "Tables 5-6: the absolute times").verdict == render.UNTESTABLE
-    assert claim(claims, "Table 1: Fibonacci").verdict == render.UNTESTABLE
+    assert all(c.verdict != render.UNTESTABLE for c in claims if c.claim.startswith("Table 1"))
     # flip: the buddy's 20 calls steady and cheap
     flipped = copy.deepcopy(data)
     for r in flipped["extra"]["buddy_target"]["paper"]["runs"]:
