@@ -249,7 +249,10 @@ def section_buddy_costs(data: dict) -> list[str]:
                          + esc(traces_used(w["buddy"])) + ". Internal waste is the rounding up "
                          "to the system's next block size; external waste the free blocks "
                          "inside the footprint; total waste adds both and the control bytes "
-                         "(footprint as defined in docs/metrics.md). Table 1 (after Peterson "
+                         "(footprint as defined in docs/metrics.md). Placement differs: a split "
+                         "of an unequal buddy keeps the part that fits with the least room to "
+                         "spare, often the upper (right) one, so free lower parts lie inside its "
+                         "footprint; the binary buddy keeps the lower half. Table 1 (after Peterson "
                          "and Norman) gives binary buddy 'moderate' internal and 'low' external "
                          "fragmentation and 25-40 % waste, Fibonacci 'low' / 'moderate' and "
                          "30-35 %, weighted 'low' / 'high' and 35-45 %."))
