@@ -19,14 +19,9 @@ from ..render import (Claim, NOISE_NOTE, NO_TARGET, TIMING_HEADER, UNTESTABLE, _
 BUDDY_FOCUS = ("buddy", "buddy-lazy", "freertos-heap5", "freertos-heap4")
 
 
-def _free_stats_row(stats: list[dict] | None, moment: str) -> dict | None:
-    """The most fragmented sampled moment (most free blocks) or the end."""
-    if not stats:
-        return None
-    if moment == "end":
-        return stats[-1]
-    live = [s for s in stats if s["used_blocks"] > 0] or stats
-    return max(live, key=lambda s: (s["free_blocks"], -s["record"]))
+def _end_stats(stats: list[dict] | None) -> dict | None:
+    """The last sampled heap-map statistics (the end of the trace), or None."""
+    return stats[-1] if stats else None
 
 
 # buddy-freertos: exact costs on the emulated RV32 core (demo.buddy_target) and the
@@ -358,9 +353,9 @@ def section_buddy_freertos(data: dict) -> str:
     rows = []
     for a in in_arena:
         r = runs[a]
-        end = _free_stats_row(run_heapmap_stats(r), "end")
+        end = _end_stats(run_heapmap_stats(r))
         ref = refs.get(a)
-        ref_end = _free_stats_row(run_heapmap_stats(ref), "end") if ref else None
+        ref_end = _end_stats(run_heapmap_stats(ref)) if ref else None
         if failed(r) or end is None:
             rows.append([a] + ["n/a"] * 7)
             continue
@@ -404,7 +399,7 @@ def fresh_free(data: dict, alloc: str) -> dict | None:
     """*alloc*'s free blocks on a fresh heap of buddy-paper's arena (the merge reference's
     end: one malloc(16) and its free), or None."""
     ref = next((e for e in data["extra"].get("merge_reference", []) if e["allocator"] == alloc), None)
-    return _free_stats_row(run_heapmap_stats(ref), "end") if ref else None
+    return _end_stats(run_heapmap_stats(ref)) if ref else None
 
 
 def _merge_after_free(data: dict, alloc: str) -> tuple[dict, dict] | None:
@@ -413,7 +408,7 @@ def _merge_after_free(data: dict, alloc: str) -> tuple[dict, dict] | None:
     run = runs_of(data, "buddy-paper").get(alloc)
     if not run or failed(run) or get(run["result"], "replay.memory.end_live_blocks"):
         return None
-    end = _free_stats_row(run_heapmap_stats(run), "end")
+    end = _end_stats(run_heapmap_stats(run))
     fresh = fresh_free(data, alloc)
     return (end, fresh) if end and fresh else None
 
