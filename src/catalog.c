@@ -5,6 +5,7 @@
 #include "heapkit/buddy.h"
 #include "heapkit/bump.h"
 #include "heapkit/dmm.h"
+#include "heapkit/gbuddy.h"
 #include "heapkit/pool.h"
 #include "heapkit/seqfit.h"
 #include "heapkit/tlsf.h"
@@ -45,6 +46,19 @@ static hk_heap_t *make_buddy_cfg(void *arena, size_t size, int lazy, hk_status_t
 
 static hk_heap_t *make_buddy(void *a, size_t n, hk_status_t *s) { return make_buddy_cfg(a, n, 0, s); }
 static hk_heap_t *make_buddy_lazy(void *a, size_t n, hk_status_t *s) { return make_buddy_cfg(a, n, 1, s); }
+
+static hk_heap_t *make_gbuddy(void *arena, size_t size, hk_gbuddy_kind_t kind, hk_status_t *status)
+{
+    hk_gbuddy_config_t cfg;
+    hk_gbuddy_t *h;
+    hk_memset(&cfg, 0, sizeof(cfg));
+    cfg.kind = kind;
+    h = hk_gbuddy_init(arena, size, &cfg, status);
+    return h != NULL ? hk_gbuddy_heap(h) : NULL;
+}
+
+static hk_heap_t *make_buddy_fib(void *a, size_t n, hk_status_t *s) { return make_gbuddy(a, n, HK_GBUDDY_FIBONACCI, s); }
+static hk_heap_t *make_buddy_weighted(void *a, size_t n, hk_status_t *s) { return make_gbuddy(a, n, HK_GBUDDY_WEIGHTED, s); }
 
 static hk_heap_t *make_tlsf(void *arena, size_t size, hk_status_t *status)
 {
@@ -130,6 +144,8 @@ static const hk_catalog_entry_t entries[] = {
     {"seqfit-worst", make_seqfit_worst, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
     {"buddy", make_buddy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
     {"buddy-lazy", make_buddy_lazy, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, BUDDY_ALIGN, NULL},
+    {"buddy-fib", make_buddy_fib, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, HK_ALIGN, NULL},
+    {"buddy-weighted", make_buddy_weighted, HK_CATALOG_RECLAIMS | HK_CATALOG_RESTORES, SIZE_MAX, HK_ALIGN, NULL},
     {"tlsf", make_tlsf, TAGGED, SIZE_MAX, ANY_ALIGN, NULL},
     {"poolset", make_poolset, GENERAL, POOLSET_MAX_BLOCK, HK_ALIGN, NULL},
     {"lfpool", make_lfpool, GENERAL, LFPOOL_BLOCK, HK_ALIGN, NULL},

@@ -76,8 +76,8 @@ COST_KINDS = ("malloc", "aligned", "free")
 # include/heapkit/, docs/dmm.md, the peers' documentation). BOUNDED: only constants of the
 # configuration limit a call (size classes, first- and second-level lists, buddy orders);
 # the sequential searches grow with the free blocks; an allocator in neither is unbounded.
-BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "tlsf", "poolset", "lfpool",
-                     "dmm-ose", "o1heap", "tlsf-conte"})
+BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "buddy-fib", "buddy-weighted", "tlsf",
+                     "poolset", "lfpool", "dmm-ose", "o1heap", "tlsf-conte"})
 FREE_BLOCK_SEARCH = frozenset({"seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst",
                                "dmm-wince", "dmm-winxp", "dmm-lea", "dmm-uclinux", "dmm-net",
                                "freertos-heap2", "freertos-heap4", "freertos-heap5", "umm"})
@@ -546,8 +546,8 @@ def _c_init(alloc: str) -> tuple[list[str], list[str]] | None:
             f"hk_dmm_t *h = hk_dmm_init(app_heap_area, sizeof app_heap_area, "
             f"hk_dmm_preset(\"{alloc.split('-', 1)[1]}\"), &status);",
             "return h != NULL ? hk_dmm_heap(h) : NULL;"]
-    if alloc in ("poolset", "lfpool"):
-        # Their size classes and block size are the catalog's configuration: take it from there.
+    if alloc in ("poolset", "lfpool", "buddy-fib", "buddy-weighted"):
+        # Their size classes, block size or size sequence are the catalog's configuration.
         return ["heapkit/catalog.h"], [
             f"return hk_catalog_find(\"{alloc}\")->make(app_heap_area, sizeof app_heap_area,"
             " &status);"]

@@ -353,7 +353,8 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
     - ``paper``: buddy-freertos Tables 5-6, the paper's 20 timed allocations and their
       frees (the first records of buddy-paper) and the whole buddy-paper trace, for
       :data:`heapkit.seeds.buddy_freertos.BUDDY_FOCUS` at buddy-paper's default arena;
-    - ``delay2``: buddy and buddy-lazy on every seed workload
+    - ``delay2``: buddy and buddy-lazy (DELAY-2), and Table 1's Fibonacci and weighted
+      buddies (:data:`heapkit.seeds.buddy_freertos.TABLE1`), on every seed workload
       (:data:`heapkit.seeds.buddy_freertos.SEED_WORKLOADS`);
     - ``kth_levels``: buddy-kth Figure 4, one trace per size level with
       :data:`TARGET_KTH_SLOTS` slots, for the buddy-kth focus allocators and the C
@@ -401,7 +402,9 @@ def buddy_target(made: dict, quick: bool, jobs: int, progress: bool) -> dict:
         out["paper"] = bench([(n, traces[n]) for n in ("buddy-paper-20", "buddy-paper")],
                              list(buddy_freertos.BUDDY_FOCUS), paper_arena)
         out["delay2"] = bench([(n, traces[n]) for n in buddy_freertos.SEED_WORKLOADS if n in traces],
-                              ["buddy", "buddy-lazy"], big_arena)
+                              list(dict.fromkeys(["buddy", "buddy-lazy"] + [a for a, *_ in
+                                                                            buddy_freertos.TABLE1])),
+                              big_arena)
         out["kth_levels"] = bench(levels, kth_allocs, big_arena)
         out["kth_levels"].update(slots=slots, allocs=level_allocs, bounds=kth_level_bounds())
         return out

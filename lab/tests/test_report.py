@@ -1273,7 +1273,7 @@ def test_buddy_claims_follow_the_counts():
     # per call: buddy (141 + 160) / 2 = 150.5, heap_5 (101 + 75) / 2 = 88
     assert eff.verdict == render.FAILS and "150.5" in eff.reason and "88.0" in eff.reason
     assert claim(claims, "Tables 5-6: the absolute times").verdict == render.UNTESTABLE
-    assert claim(claims, "Table 1: Fibonacci").verdict == render.UNTESTABLE
+    assert all(c.verdict != render.UNTESTABLE for c in claims if c.claim.startswith("Table 1"))
     # flip: the buddy's 20 calls steady and cheap
     flipped = copy.deepcopy(data)
     for r in flipped["extra"]["buddy_target"]["paper"]["runs"]:
@@ -1339,7 +1339,8 @@ def test_kth_claims_follow_the_measurements():
     # hand-made: 1 KiB free with the release against 100 KiB without, a hundredth
     assert claim(claims, "Figure 2: it cuts the free memory").verdict == render.HOLDS
     assert claim(claims, "Figure 1: the free memory in the free lists grows").verdict == render.HOLDS
-    assert claim(claims, "Figure 1: balloc's external fragmentation is fairly low").verdict == render.UNTESTABLE
+    # at most 18.2 % of the mapped memory free: above the 10 % threshold (test_buddy_verdicts.py flips it)
+    assert claim(claims, "Figure 1: balloc's external fragmentation is fairly low").verdict == render.FAILS
     assert claim(claims, "Figure 3: the optimised balloc").verdict == render.HOLDS
     lvl7 = claim(claims, "Figure 4: the optimised balloc takes significantly longer at level seven")
     assert lvl7.verdict == render.HOLDS and "by 12.0 at level 7" in lvl7.reason
