@@ -188,6 +188,13 @@ static void write_heapmap(json_t *j, const lab_run_t *run)
             json_end_arr(j);
         }
         json_end_arr(j);
+        if (run->opt->heapmap_owners) {
+            json_arr(j, "owners", 1);
+            for (i = sn->first; i < sn->first + sn->count; i++) {
+                json_u64_or_null(j, NULL, hm->block[i].owner, LAB_NONE);
+            }
+            json_end_arr(j);
+        }
         json_end_obj(j);
     }
     json_end_arr(j);
