@@ -77,7 +77,8 @@ FUZZ_SECONDS ?= 120
 APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev binutils \
                 gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 python3 git time \
                 libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt pkg-config \
-                qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf
+                qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf \
+                chromium chromium-driver valgrind heaptrack
 # The host builds' optional parts, named because a plain configure builds no
 # peers (nothing is downloaded unless asked).
 HOST_OPTIONS := -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=ON -DHEAPKIT_LAB_PEERS=ON -DHEAPKIT_MALLOC=ON -DHEAPKIT_DROPIN_TESTS=ON

@@ -47,7 +47,8 @@
     `${N.toLocaleString()} records. Wheel: zoom; drag: move the cursor; shift+drag: pan. ` +
     `Timeline: ${B.start.length} buckets (live requested bytes: min and max per bucket; allocator curves: ` +
     `the engine's sample at each bucket's end). Map: the engine's snapshot at or before the cursor ` +
-    `(at most ${D.bounds.snapshots} per allocator, ${D.bounds.block_budget.toLocaleString()} blocks in all).`),
+    `(${D.allocators.map((a) => `${a.name}: ${a.snapshots.length} snapshots`).join(", ")}; at most ` +
+    `${D.bounds.block_budget.toLocaleString()} blocks per allocator).`),
     bar, tl, legend);
   const mapsDiv = el("div", { class: "maps" });
   app.append(el("h2", {}, "Heap map at the cursor"), mapsDiv);

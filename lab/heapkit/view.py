@@ -16,11 +16,12 @@ What the page embeds is bounded whatever the trace's length:
   their minimum and maximum per bucket, each allocator's curves (footprint,
   largest free block, free blocks, external fragmentation) one engine
   sample at each bucket's end;
-* the map: at most ``SNAPSHOTS`` engine snapshots per allocator at evenly
-  spaced records (every record of a trace that short), holding together at
-  most ``BLOCK_BUDGET`` blocks (the engine merges runs of adjacent blocks
-  in the same state past its per-snapshot cap, and says so); the cursor
-  shows the latest snapshot at or before it;
+* the map: per allocator, engine snapshots at evenly spaced records (every
+  record of a trace of at most ``SNAPSHOTS``), holding together at most
+  ``BLOCK_BUDGET`` blocks: as many as fit whole at the trace's peak block
+  count, between ``MIN_SNAPSHOTS`` and ``SNAPSHOTS`` (past the per-snapshot
+  cap the engine merges runs of adjacent blocks in the same state, and the
+  page says so); the cursor shows the latest snapshot at or before it;
 * the blocks' owners: one row per trace id a snapshot names;
 * the tables: the ``TOP`` largest groups.
 """
@@ -38,11 +39,12 @@ from . import engine
 from .annotations import Annotations, side_path
 from .errors import HeapkitError
 from .leaks import Symbolizer, _blocks, _where, resolve_checkpoint
-from .trace import Trace, live_bytes
+from .trace import Trace, live_bytes, live_counts
 
 BUCKETS = 2000
 SNAPSHOTS = 1000
-BLOCK_BUDGET = 120_000
+BLOCK_BUDGET = 300_000
+MIN_SNAPSHOTS = 50
 TOP = 200
 ASSETS = Path(__file__).resolve().parent
 
@@ -99,10 +101,12 @@ def _replay(trace: Trace, alloc: str, arena: int | None, snapshots: int, cap: in
                          heapmap_cap=cap, heapmap_owners=True, timing=False)
 
 
-def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int]) -> dict:
+def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_blocks: int) -> dict:
     n = len(trace)
-    snaps = min(n, SNAPSHOTS)
-    cap = max(64, BLOCK_BUDGET // max(snaps, 1))
+    # A walk sees about a free block per used one: as many snapshots as fit whole in the budget
+    # at the trace's peak, within [MIN_SNAPSHOTS, SNAPSHOTS]; past its cap a snapshot merges runs.
+    snaps = min(n, SNAPSHOTS, max(MIN_SNAPSHOTS, BLOCK_BUDGET // (2 * peak_blocks + 16)))
+    cap = max(64, BLOCK_BUDGET // snaps)
     res = _replay(trace, alloc, arena, snaps, cap)
     r = res["replay"]
     if r.get("heapmap") is None:
@@ -142,7 +146,8 @@ def build(trace: Trace, ann: Annotations, allocs: list[str], *, arena: int | Non
     starts = _buckets(n)
     peak_rec = int(np.argmax(live))
     ids: set[int] = set()
-    allocators = [_allocator(trace, a, arena, ids) for a in allocs]
+    peak_blocks = int(live_counts(rec).max())
+    allocators = [_allocator(trace, a, arena, ids, peak_blocks) for a in allocs]
 
     names = _Names(ann, sym)
     caller_idx = np.array([names(int(c)) for c in blocks.callers.tolist()], np.int64) if len(blocks.callers) \
