@@ -275,6 +275,15 @@ def _allocs(args: argparse.Namespace, most: int) -> list[str]:
 
 def cmd_view(args: argparse.Namespace) -> int:
     from . import view
+    if args.follow:
+        import shlex
+        rc = view.follow(args.trace, _allocs(args, 2), args.output, shlex.split(args.run or ""), port=args.port,
+                         arena=args.arena, elf=args.elf, checkpoint=args.checkpoint,
+                         announce=lambda m: print(m, file=sys.stderr, flush=True))
+        print(f"wrote {args.output}", file=sys.stderr)
+        return rc
+    if args.run or args.port:
+        raise HeapkitError("view: --run and --port go with --follow")
     size = view.write(args.trace, _allocs(args, 2), args.output, arena=args.arena, elf=args.elf,
                       checkpoint=args.checkpoint)
     print(f"wrote {args.output} ({size:,} bytes)", file=sys.stderr)
@@ -687,7 +696,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="name callers as function (file:line) from this ELF's DWARF")
     s.add_argument("--checkpoint", metavar="N|LABEL",
                    help="leaks: blocks allocated after this checkpoint (default: the start)")
-    s.add_argument("-o", "--output", required=True, metavar="VIEW.html", help="page to write")
+    s.add_argument("-o", "--output", required=True, metavar="VIEW.html",
+                   help="page to write (with --follow: when the firmware ends)")
+    s.add_argument("--follow", action="store_true",
+                   help="TRACE is a firmware recorder's stream being written: serve the page on "
+                   "127.0.0.1, updated as records arrive, while --run's command (e.g. QEMU running "
+                   "the firmware) runs; without one until Ctrl-C")
+    s.add_argument("--port", type=int, default=0, metavar="N",
+                   help="--follow: the port on 127.0.0.1 (default: any free one)")
+    s.add_argument("--run", metavar="'COMMAND ARGS'",
+                   help="--follow: the command that writes TRACE (one string, split as a shell would)")
     s.add_argument("--list", action=ListAction, names={"--alloc": _arena_allocators})
     s.set_defaults(func=cmd_view)
 

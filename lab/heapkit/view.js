@@ -4,14 +4,32 @@
 // handle the browser tests drive (setCursor, blockAt, byCaller).
 "use strict";
 (function () {
-  const D = JSON.parse(document.getElementById("hk-data").textContent);
   const app = document.getElementById("app");
+  const tip = document.createElement("div");
+  tip.id = "tip";
+  document.body.append(tip);
+  const status = document.createElement("p");
+  status.className = "note";
+  status.id = "follow-status";
+  app.before(status);
+
+// The whole page for data D; prev: the state (cursor, zoom) of the page it replaces (--follow).
+function start(D, prev) {
+  app.replaceChildren();
+  if (!D.records) {
+    app.append("waiting for the first records");
+    return { state: prev };
+  }
   const N = D.records;
   const B = D.buckets;
   const idIndex = new Map(D.ids.id.map((id, i) => [id, i]));
   const COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
                   "#ff9da7", "#9c755f", "#bab0ac"];
-  const state = { v0: 0, v1: N, cursor: D.peak.record, colorBy: "caller", remainingOnly: true };
+  const state = { v0: 0, v1: N, cursor: D.peak.record, colorBy: "caller", remainingOnly: true, n: N };
+  if (prev) {
+    Object.assign(state, prev, { n: N, cursor: Math.min(prev.cursor, N - 1) });
+    if (prev.v1 >= prev.n) state.v1 = N; // the whole trace in view stays so as it grows
+  }
 
   const el = (tag, attrs, ...kids) => {
     const e = document.createElement(tag);
@@ -59,8 +77,6 @@
     mapsDiv.append(div);
     return { a, k, cv, cap, snap: null };
   });
-  const tip = el("div", { id: "tip" });
-  document.body.append(tip);
 
   app.append(el("h2", {}, "Who holds memory"));
   const tables = el("div", { class: "tables" });
@@ -213,10 +229,12 @@
     for (let i = 0; i < b.length / 3; i++) {
       const info = blockInfo(snap, i);
       g.fillStyle = colorOf(info, state.cursor);
-      let p0 = Math.floor(b[3 * i] / per), p1 = Math.max(p0 + 1, Math.floor((b[3 * i] + b[3 * i + 1]) / per));
+      let p0 = Math.floor(b[3 * i] / per);
+      const p1 = Math.min(rows * w, Math.max(p0 + 1, Math.floor((b[3 * i] + b[3 * i + 1]) / per)));
       while (p0 < p1) {
         const row = Math.floor(p0 / w), x0 = p0 % w, x1 = Math.min(w, x0 + (p1 - p0));
-        g.fillRect(x0, row * ROW, x1 - x0, ROW - 2);
+        // A pixel's gap after each block that is wide enough, so that neighbours stay apart.
+        g.fillRect(x0, row * ROW, x1 - x0 - (p0 + x1 - x0 === p1 && x1 - x0 > 3 ? 1 : 0), ROW - 2);
         p0 += x1 - x0;
       }
     }
@@ -315,7 +333,7 @@
     drag = { pan: ev.shiftKey, x: ev.clientX, v0: state.v0, v1: state.v1 };
     if (!drag.pan) setCursor(recOf(ev.clientX - r.left, w));
   });
-  window.addEventListener("mousemove", (ev) => {
+  window.onmousemove = (ev) => {
     if (!drag) return;
     const r = tl.getBoundingClientRect(), w = tl.clientWidth;
     if (drag.pan) {
@@ -324,8 +342,8 @@
       state.v0 = Math.max(0, Math.min(N - span, drag.v0 - d)); state.v1 = state.v0 + span;
       drawTimeline();
     } else setCursor(recOf(ev.clientX - r.left, w));
-  });
-  window.addEventListener("mouseup", () => { drag = null; });
+  };
+  window.onmouseup = () => { drag = null; };
   tl.addEventListener("wheel", (ev) => {
     ev.preventDefault();
     const r = tl.getBoundingClientRect();
@@ -334,9 +352,11 @@
   zoomIn.onclick = () => zoom(0.5, state.cursor);
   zoomOut.onclick = () => zoom(2, state.cursor);
   reset.onclick = () => { state.v0 = 0; state.v1 = N; drawTimeline(); };
+  colorSel.value = state.colorBy;
+  remBox.checked = state.remainingOnly;
   colorSel.onchange = () => { state.colorBy = colorSel.value; maps.forEach(drawMap); };
   remBox.onchange = () => { state.remainingOnly = remBox.checked; drawLeaks(); };
-  window.addEventListener("resize", redraw);
+  window.onresize = redraw;
 
   drawLeaks();
   redraw();
@@ -346,5 +366,22 @@
     byCaller: () => holders().byCaller.map(([c, [b, n]]) => [callerName(c), b, n]),
     snapshotRecords: (name) => maps.find((m) => m.a.name === name).a.snapshots.map((s) => s.record),
     ready: performance.now(),
+    records: N,
   };
+  return { state };
+}
+
+  let cur = start(JSON.parse(document.getElementById("hk-data").textContent), null);
+  // --follow: the server that sent the page has the records that arrived since.
+  const first = JSON.parse(document.getElementById("hk-data").textContent).follow;
+  if (first) {
+    let version = first.version;
+    const poll = () => fetch("/data", { cache: "no-store" }).then((r) => r.json()).then((d) => {
+      if (d.follow.version !== version) { version = d.follow.version; cur = start(d, cur.state); }
+      status.textContent = d.follow.done ? `the firmware ended: ${d.records || 0} records`
+        : `following the firmware: ${d.records || 0} records so far`;
+      if (!d.follow.done) setTimeout(poll, d.follow.poll_ms);
+    }).catch(() => { status.textContent = "the server stopped"; });
+    poll();
+  }
 })();

@@ -195,14 +195,18 @@ def build(trace: Trace, ann: Annotations, allocs: list[str], *, arena: int | Non
     }
 
 
-def render(data: dict, title: str) -> str:
-    """The page: the data as one JSON script element, the viewer's CSS and JS inlined."""
+def render(data: dict, title: str, *, live: bool = False) -> str:
+    """The page: the data as one JSON script element, the viewer's CSS and JS inlined.
+
+    live: the --follow page, which may fetch /data from the server that sent it (and only there).
+    """
     js = (ASSETS / "view.js").read_text(encoding="utf-8")
     css = (ASSETS / "view.css").read_text(encoding="utf-8")
     blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-            f'script-src \'unsafe-inline\'; style-src \'unsafe-inline\'; img-src data:">\n'
+            f'script-src \'unsafe-inline\'; style-src \'unsafe-inline\'; img-src data:'
+            f'{"; connect-src &apos;self&apos;" if live else ""}">\n'
             f'<title>{html.escape(title)}</title>\n<style>{css}</style></head>\n'
             f'<body>\n<h1>{html.escape(title)}</h1>\n'
             f'<script id="hk-data" type="application/json">{blob}</script>\n'
@@ -221,3 +225,131 @@ def write(trace_path: str, allocs: list[str], out: str, *, arena: int | None = N
     except OSError as e:
         raise HeapkitError(f"{out}: cannot write: {e.strerror or e}") from None
     return len(page.encode())
+
+
+# --------------------------------------------------------------------------
+# --follow: the page served on 127.0.0.1 while a firmware writes its stream
+
+POLL_S = 1.0
+
+
+class _Live:
+    """The data of a growing recorder stream, rebuilt when records were added."""
+
+    def __init__(self, stream: str, allocs: list[str], arena: int | None, sym: Symbolizer | None,
+                 checkpoint: str | None):
+        self.stream, self.allocs, self.arena, self.sym, self.checkpoint = stream, allocs, arena, sym, checkpoint
+        self.size = -1
+        self.data: dict | None = None
+        self.version = 0
+        self.done = False
+
+    def refresh(self) -> None:
+        from .fwtrace import STREAM_HEADER, parse_firmware
+        try:
+            raw = Path(self.stream).read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise HeapkitError(f"{self.stream}: cannot read: {e.strerror or e}") from None
+        if len(raw) == self.size or len(raw) <= STREAM_HEADER:
+            return
+        trace, ann, _, _ = parse_firmware(raw, self.stream, partial=True)
+        self.size = len(raw)
+        if len(trace) == 0:
+            return
+        # A checkpoint the firmware has not marked yet counts from the start meanwhile.
+        cp = self.checkpoint if self.checkpoint is None or self.done or any(
+            label == self.checkpoint for _, label in ann.marks) else None
+        self.data = build(trace, ann, self.allocs, arena=self.arena, sym=self.sym, checkpoint=cp)
+        self.version += 1
+
+    def payload(self) -> dict:
+        d = dict(self.data or {})
+        d["follow"] = {"version": self.version, "done": self.done, "poll_ms": int(POLL_S * 1000)}
+        return d
+
+
+def follow(stream: str, allocs: list[str], out: str, command: list[str], *, port: int = 0,
+           arena: int | None = None, elf: str | None = None, checkpoint: str | None = None,
+           announce=print) -> int:
+    """Serve the live page of *stream* on 127.0.0.1 while *command* (the firmware) writes it.
+
+    Without a command, follows the file until Ctrl-C. When the command ends, the page gets
+    the last records, the server stops and *out* receives the static page; returns the
+    command's exit status (0 without one).
+    """
+    import subprocess
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    live = _Live(stream, allocs, arena, Symbolizer(elf) if elf else None, checkpoint)
+    title = f"heapkit view --follow: {Path(stream).name}"
+    lock = threading.Lock()
+    served_done = threading.Event()
+    polled = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, body: bytes, ctype: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            with lock:
+                payload = live.payload()
+            if self.path == "/":
+                self._send(render(payload, title, live=True).encode(), "text/html; charset=utf-8")
+            elif self.path == "/data":
+                self._send(json.dumps(payload, separators=(",", ":")).encode(), "application/json")
+                polled.set()
+                if payload["follow"]["done"]:
+                    served_done.set()
+            else:
+                self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    except OSError as e:
+        raise HeapkitError(f"--port {port}: cannot listen on 127.0.0.1: {e.strerror or e}") from None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    announce(f"serving http://127.0.0.1:{server.server_port}/ (following {stream}; Ctrl-C stops)")
+    proc = None
+    try:
+        if command:
+            try:
+                proc = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+            except OSError as e:
+                raise HeapkitError(f"{command[0]}: cannot run: {e.strerror or e}") from None
+        while proc is None or proc.poll() is None:
+            with lock:
+                live.refresh()
+            time.sleep(POLL_S / 2)
+        with lock:
+            live.done = True
+            live.size = -1
+            live.refresh()
+        # Let an open page fetch the last records (a few polls at most), then stop.
+        if polled.is_set():
+            served_done.wait(3 * POLL_S)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            proc.wait()
+        server.shutdown()
+        server.server_close()
+    if live.data is None:
+        raise HeapkitError(f"{stream}: no records arrived")
+    page = render(live.data, title.replace(" --follow", ""))
+    try:
+        Path(out).write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise HeapkitError(f"{out}: cannot write: {e.strerror or e}") from None
+    return proc.returncode if proc is not None else 0

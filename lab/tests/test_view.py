@@ -313,3 +313,92 @@ def test_export_perfetto_read_with_perfettos_schema(fw, tmp_path):
     assert set(tasks) == set(TASKS.values())
     for name, pk in tasks.items():
         assert max(v for _, v in values[f"task {name}: live bytes"]) == pk
+
+
+# --------------------------------------------------------------------------
+# --follow: a stream written while the page is open
+
+WRITER = r"""
+import struct, sys, time
+out = open(sys.argv[1], "wb")
+out.write(b"HKFWTRC\0" + struct.pack("<HBBI", 1, 4, 0, 1000))
+name = b"sensor"
+out.write(bytes([ord("T"), 2, len(name), 0]) + struct.pack("<2I", 0x2000, 0) + name + b"\0\0")
+stamp = 0
+for burst in range(3):
+    for k in range(40):
+        ptr = 0x20000000 + 0x100 * (burst * 40 + k)
+        stamp += 1
+        out.write(bytes([ord("m"), 5, 0, 0]) + struct.pack("<5I", ptr, 16 + k, 0x8000 + burst, 0x2000, stamp))
+        if k % 2:
+            stamp += 1
+            out.write(bytes([ord("f"), 5, 0, 0]) + struct.pack("<5I", ptr, 0, 0x9000, 0x2000, stamp))
+    out.write(bytes([ord("m"), 5, 0, 0])[:2])       # half a record: the reader waits for the rest
+    out.flush()
+    time.sleep(1.5)
+    out.write(bytes([0, 0]) + struct.pack("<5I", 0x30000000 + burst, 8, 0x8000, 0x2000, stamp))
+out.close()
+"""
+
+
+def follow_run(tmp_path, *argv):
+    """heapkit view --follow running WRITER: (process, page URL)."""
+    import sys
+    writer = tmp_path / "writer.py"
+    writer.write_text(WRITER)
+    stream = tmp_path / "live.hkfw"
+    proc = subprocess.Popen([sys.executable, "-m", "heapkit", "view", "--follow", str(stream), "--run",
+                             f"{sys.executable} {writer} {stream}", "-o", str(tmp_path / "final.html"), *argv],
+                            stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    url = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)
+    assert url, line
+    return proc, url.group(1)
+
+
+def test_follow_serves_growing_stream(tmp_path):
+    import time
+    import urllib.request
+    proc, url = follow_run(tmp_path)
+    seen = []
+    try:
+        while proc.poll() is None:
+            with urllib.request.urlopen(url + "data", timeout=5) as r:
+                d = json.loads(r.read())
+            seen.append((d.get("records", 0), d["follow"]["done"]))
+            if d["follow"]["done"]:
+                break
+            time.sleep(0.3)
+    finally:
+        assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    counts = [c for c, _ in seen]
+    assert counts == sorted(counts) and len(set(counts)) >= 3     # the page saw the stream grow
+    final = page_data((tmp_path / "final.html").read_text())
+    assert final["records"] == 3 * 60 + 3 and final["tasks"] == {"1": "sensor"}
+    assert "connect-src" not in (tmp_path / "final.html").read_text()
+
+
+def test_follow_page_in_browser(browser, tmp_path):
+    proc, url = follow_run(tmp_path)
+    try:
+        browser.get(url)
+        status = browser.find_element("id", "follow-status")
+        import time
+        deadline = time.time() + 30
+        while "ended" not in status.text and time.time() < deadline:
+            time.sleep(0.3)
+        assert status.text == "the firmware ended: 183 records"
+        assert browser.execute_script("return window.heapkitView.records") == 183
+        errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+        assert errors == []
+    finally:
+        proc.wait(timeout=30)
+
+
+def test_follow_bad_arguments(tmp_path, capsys):
+    assert main(["view", "x.hkfw", "-o", str(tmp_path / "v.html"), "--run", "true"]) == 2
+    assert "--follow" in capsys.readouterr().err
+    assert main(["view", "--follow", str(tmp_path / "none.hkfw"), "-o", str(tmp_path / "v.html"),
+                 "--run", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err.split("\n", 1)[1] and "no records arrived" in err
