@@ -115,7 +115,8 @@ function start(D, prev) {
   function sizeCanvas(cv) {
     const r = window.devicePixelRatio || 1, w = cv.clientWidth;
     if (cv.width !== Math.round(w * r)) cv.width = Math.round(w * r);
-    cv.height = Math.round(+cv.getAttribute("height") * r);
+    const hh = Math.round(+cv.getAttribute("height") * r);
+    if (cv.height !== hh) cv.height = hh;
     const g = cv.getContext("2d");
     g.setTransform(r, 0, 0, r, 0, 0);
     return [g, w, +cv.getAttribute("height")];
@@ -129,9 +130,26 @@ function start(D, prev) {
   const xOf = (rec, w) => 50 + (rec - state.v0) / (state.v1 - state.v0) * (w - 60);
   const recOf = (x, w) => Math.round(state.v0 + (x - 50) / (w - 60) * (state.v1 - state.v0));
 
+  // The curves are drawn once per view (zoom, pan, size) into an offscreen canvas; a cursor
+  // move only copies it and draws the cursor.
+  let curves = null;
   function drawTimeline() {
-    const [g, w] = sizeCanvas(tl);
-    g.clearRect(0, 0, w, 340);
+    const [g0, w] = sizeCanvas(tl);
+    const key = [state.v0, state.v1, tl.width].join();
+    if (!curves || curves.key !== key) {
+      const off = document.createElement("canvas");
+      off.width = tl.width; off.height = tl.height;
+      const og = off.getContext("2d"), r = tl.width / w;
+      og.setTransform(r, 0, 0, r, 0, 0);
+      drawCurves(og, w);
+      curves = { key, off };
+    }
+    g0.clearRect(0, 0, w, 340);
+    g0.save(); g0.setTransform(1, 0, 0, 1, 0, 0); g0.drawImage(curves.off, 0, 0); g0.restore();
+    const cx = xOf(state.cursor, w);
+    g0.strokeStyle = "#c00"; g0.lineWidth = 1.5; g0.beginPath(); g0.moveTo(cx, 0); g0.lineTo(cx, 328); g0.stroke(); g0.lineWidth = 1;
+  }
+  function drawCurves(g, w) {
     let y = 4;
     const ymaxBytes = Math.max(D.peak.bytes, ...D.allocators.map((a) => a.peak_footprint)) || 1;
     strips.forEach((s, k) => {
@@ -174,8 +192,6 @@ function start(D, prev) {
       });
       y += s.h + 4;
     });
-    const cx = xOf(state.cursor, w);
-    g.strokeStyle = "#c00"; g.lineWidth = 1.5; g.beginPath(); g.moveTo(cx, 0); g.lineTo(cx, y); g.stroke(); g.lineWidth = 1;
     g.fillStyle = "#444"; g.fillText(String(Math.round(state.v0)), 50, 338); g.fillText(String(Math.round(state.v1)), w - 60, 338);
   }
   legend.replaceChildren(el("span", {}, el("i", { style: "background:rgba(90,90,90,.5);height:8px" }), "live requested"),
