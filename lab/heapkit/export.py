@@ -109,7 +109,8 @@ def heaptrack(trace: Trace, ann: Annotations, sym: Symbolizer | None, cmd: str) 
             infos[key] = len(infos)
             lines.append(f"a {size:x} {key[1]:x}")
         info_of[i] = infos[key]
-    # One time stamp ('c', ms) per timeline bucket: the record number scaled to 1000 per bucket.
+    # heaptrack's clock ('c', ms): one tick per 1/BUCKETS of the trace, so its time axis has the
+    # timeline's resolution whatever the trace's length.
     step = max(1, n // BUCKETS)
     op, ident, aux = rec["op"].tolist(), rec["id"].tolist(), rec["aux"].tolist()
     for i in range(n):
@@ -175,9 +176,8 @@ def perfetto(trace: Trace, ann: Annotations, allocs: list[str], arena: int | Non
     tracks.append(("live requested bytes (trace)", _UNIT_BYTES, ns(at), live[at].tolist()))
     ts = task_series(trace, ann, points=BUCKETS)
     if ts["tasks"]:
-        x = np.array(ts["x"])
-        recs = (np.round(x * hz).astype(np.int64) if ts["axis"] == "seconds" else x.astype(np.int64))
-        times = (recs * int(1e9 / hz)).tolist() if ts["axis"] == "seconds" else (recs * 1000).tolist()
+        x = np.array(ts["x"], np.float64)   # seconds (from the stamps) or record numbers
+        times = np.round(x * (1e9 if ts["axis"] == "seconds" else 1000)).astype(np.int64).tolist()
         for t in ts["tasks"]:
             tracks.append((f"task {t['task'] or t['tid']}: live bytes", _UNIT_BYTES, times,
                            [int(v) for v in t["y"]]))
