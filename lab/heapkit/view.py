@@ -96,18 +96,14 @@ def live_ids_at(blocks, record: int) -> np.ndarray:
     return np.flatnonzero((blocks.pos <= record) & (blocks.killed_at > record))
 
 
-def _replay(trace: Trace, alloc: str, arena: int | None, snapshots: int, cap: int) -> dict:
-    return engine.replay(trace, alloc, arena=arena, series=min(len(trace), BUCKETS), heapmap=snapshots,
-                         heapmap_cap=cap, heapmap_owners=True, timing=False)
-
-
 def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_blocks: int) -> dict:
     n = len(trace)
     # A walk sees about a free block per used one: as many snapshots as fit whole in the budget
     # at the trace's peak, within [MIN_SNAPSHOTS, SNAPSHOTS]; past its cap a snapshot merges runs.
     snaps = min(n, SNAPSHOTS, max(MIN_SNAPSHOTS, BLOCK_BUDGET // (2 * peak_blocks + 16)))
     cap = max(64, BLOCK_BUDGET // snaps)
-    res = _replay(trace, alloc, arena, snaps, cap)
+    res = engine.replay(trace, alloc, arena=arena, series=min(n, BUCKETS), heapmap=snaps, heapmap_cap=cap,
+                        heapmap_owners=True, timing=False)
     r = res["replay"]
     if r.get("heapmap") is None:
         raise HeapkitError(f"{alloc}: does not live in an arena, so it has no map to show "
