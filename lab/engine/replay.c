@@ -584,6 +584,7 @@ static void take_sample(engine_t *e, uint64_t rec)
         s->largest_free[i] = st.largest_free;
         s->free_blocks[i] = st.free_blocks;
     }
+    s->failures[i] = e->r->failures_total;
     s->n++;
 }
 
@@ -621,7 +622,7 @@ static void sampler_advance(sampler_t *s, uint64_t records)
 static int series_init(lab_series_t *s, size_t cap)
 {
     uint64_t **cols[] = {&s->rec, &s->live_requested, &s->live_granted, &s->footprint,
-                         &s->free_bytes, &s->largest_free, &s->free_blocks};
+                         &s->free_bytes, &s->largest_free, &s->free_blocks, &s->failures};
     size_t i;
     memset(s, 0, sizeof(*s));
     for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
@@ -1130,6 +1131,7 @@ void lab_result_free(lab_result_t *r)
     free(r->series.free_bytes);
     free(r->series.largest_free);
     free(r->series.free_blocks);
+    free(r->series.failures);
     free(r->heapmap.snap);
     free(r->heapmap.block);
     memset(r, 0, sizeof(*r));

@@ -57,6 +57,7 @@ typedef struct lab_series {
     uint64_t *free_bytes;
     uint64_t *largest_free;
     uint64_t *free_blocks;
+    uint64_t *failures;    /* failed allocations so far */
 } lab_series_t;
 
 typedef struct lab_hm_snap {

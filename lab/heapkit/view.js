@@ -186,9 +186,20 @@ function start(D, prev) {
         g.fillStyle = "#000"; g.fillText(k === 3 ? "1" : k === 1 ? fmtB(ymax) : String(ymax), 2, top + 14);
         D.allocators.forEach((a, j) => series(a.series.record, a.series[key], ymax, COLORS[j]));
       }
-      D.allocators.forEach((a, j) => {
-        if (a.first_failure == null || a.first_failure < state.v0 || a.first_failure > state.v1) return;
-        g.strokeStyle = "#d00"; g.beginPath(); const fx = xOf(a.first_failure, w); g.moveTo(fx, top); g.lineTo(fx, top + h); g.stroke();
+      // Failed allocations: a red line at the first, a red tick on each bucket where more failed.
+      g.strokeStyle = "#d00";
+      D.allocators.forEach((a) => {
+        const s = a.series;
+        g.beginPath();
+        for (let i = 0; i < s.record.length; i++) {
+          const more = s.failures[i] > (i ? s.failures[i - 1] : 0);
+          if (!more || s.record[i] < state.v0 || s.record[i] > state.v1) continue;
+          const fx = xOf(s.record[i], w); g.moveTo(fx, top + h - 6); g.lineTo(fx, top + h);
+        }
+        if (a.first_failure != null && a.first_failure >= state.v0 && a.first_failure <= state.v1) {
+          const fx = xOf(a.first_failure, w); g.moveTo(fx, top); g.lineTo(fx, top + h);
+        }
+        g.stroke();
       });
       y += s.h + 4;
     });
@@ -197,7 +208,7 @@ function start(D, prev) {
   legend.replaceChildren(el("span", {}, el("i", { style: "background:rgba(90,90,90,.5);height:8px" }), "live requested"),
     ...D.allocators.map((a, j) => el("span", {}, el("i", { style: "background:" + COLORS[j] }),
       `${a.name} (peak footprint ${fmtB(a.peak_footprint)}; failures ${a.failures}` +
-      (a.first_failure != null ? `, first at record ${a.first_failure} (red line)` : "") + ")")));
+      (a.first_failure != null ? `, the first at record ${a.first_failure} (red line; red ticks: buckets with more)` : "") + ")")));
 
   // ---- the map
   function snapshotOf(a, rec) {

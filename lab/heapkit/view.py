@@ -126,7 +126,8 @@ def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_
             "peak_footprint": mem["peak_footprint"], "peak_footprint_record": mem["peak_footprint_record"],
             "failures": fails["total"], "first_failure": fails["first_failure_record"],
             "series": {"record": s["record"], "footprint": s["footprint"], "largest_free": s["largest_free"],
-                       "free_blocks": s["free_blocks"], "frag": [round(float(x), 4) for x in frag]},
+                       "free_blocks": s["free_blocks"], "failures": s["failures"],
+                       "frag": [round(float(x), 4) for x in frag]},
             "snapshot_cap": cap, "snapshots": out_snaps}
 
 

@@ -402,3 +402,13 @@ def test_follow_bad_arguments(tmp_path, capsys):
                  "--run", "true"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err.split("\n", 1)[1] and "no records arrived" in err
+
+
+def test_view_marks_failures(fw, tmp_path):
+    out = tmp_path / "v.html"
+    assert main(["view", str(fw), "--alloc", "tlsf", "--arena", "16K", "-o", str(out)]) == 0
+    a = page_data(out.read_text())["allocators"][0]
+    fails = a["series"]["failures"]
+    assert a["failures"] > 0 and fails == sorted(fails) and fails[-1] == a["failures"]
+    first = next(r for r, f in zip(a["series"]["record"], fails) if f)
+    assert a["first_failure"] <= first
