@@ -176,8 +176,9 @@ def replay(trace_path: Any, allocator: str, arena: int | None = None, series: in
     refused at the engine's memory limit); series: hk_get_stats samples (0 for
     none); heapmap: hk_walk snapshots (heapmap_owners: with the trace id each used
     block holds); timing: time every call; pad: bytes added to every request the
-    allocator sees (a larger per-block header); preload: an LD_PRELOAD for the "system" entry (e.g. a libmimalloc.so path); binary:
-    another engine build; progress: called with the records replayed so far.
+    allocator sees (a larger per-block header); preload: an LD_PRELOAD for the
+    "system" entry (e.g. a libmimalloc.so path); binary: another engine build;
+    progress: called with the records replayed so far.
     """
     allocator, preload = _engine_entry(allocator, preload, binary)
     argv = ["--trace", str(as_hkb(trace_path)), "--alloc", allocator,
