@@ -56,7 +56,7 @@
 #                  on the target in QEMU mps2-an385 and virt with heap_4 and heap_tlsf: the leak report
 #                  (and build/firmware-trace/<heap>.html with the per-task usage plot), the
 #                  heap the lab advises, the firmware rebuilt with it and run again, and the
-#                  test (lab/tests/test_firmware_trace.py)
+#                  test (lab/tests/test_firmware_trace.py; with heapkit view --follow on both boards)
 #   make dropin-test  the two-file allocators in dropin/ (tests/dropin/run.sh): current
 #                  with the sources (tools/dropin.py --check), each built alone by gcc,
 #                  clang, arm-none-eabi-gcc and riscv64-unknown-elf-gcc at levels 0-2 needing
@@ -87,7 +87,8 @@ APT_PACKAGES := cmake make gcc libc6-dev libcmocka-dev clang libclang-rt-14-dev 
                 gcc-arm-none-eabi gcc-riscv64-unknown-elf sqlite3 python3 git time \
                 libmimalloc2.0 libjemalloc2 libpcap-dev python3-dpkt pkg-config \
                 qemu-system-arm qemu-system-misc libnewlib-arm-none-eabi picolibc-riscv64-unknown-elf \
-                iproute2 tcpdump ethtool iputils-ping curl xz-utils
+                iproute2 tcpdump ethtool iputils-ping curl xz-utils \
+                chromium chromium-driver valgrind heaptrack
 # The host builds' optional parts, named because a plain configure builds no
 # peers (nothing is downloaded unless asked).
 HOST_OPTIONS := -DHEAPKIT_TESTS=ON -DHEAPKIT_LAB=ON -DHEAPKIT_LAB_PEERS=ON -DHEAPKIT_MALLOC=ON -DHEAPKIT_DROPIN_TESTS=ON
@@ -165,7 +166,7 @@ explore: build
 	$(VENV)/bin/heapkit explore --app drr easyport url-switch -o $(BUILD)/explore --jobs $(JOBS)
 
 lab-test: venv
-	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture)"
+	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture, viewer in headless chromium)"
 	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q -m "not target")
 
 # The lab as a user installs it (tests/lab_install/run.sh): the wheel build compiles

@@ -4,7 +4,7 @@
  * what it cost (docs/metrics.md, docs/results-format.md).
  *
  *   hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--series N] [--heapmap N]
- *             [--heapmap-cap N] [--no-timing] [--progress] [--json FILE|-]
+ *             [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress] [--json FILE|-]
  *   hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]
  *   hk-replay --list [--json FILE|-]
  *
@@ -50,7 +50,7 @@
 
 static const char usage[] =
     "usage: hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--series N] [--heapmap N]\n"
-    "                 [--heapmap-cap N] [--no-timing] [--progress] [--json FILE|-]\n"
+    "                 [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress] [--json FILE|-]\n"
     "       hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]\n"
     "       hk-replay --list [--json FILE|-]\n";
 
@@ -553,7 +553,7 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
 
 int main(int argc, char **argv)
 {
-    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_NO_TIMING, OPT_PROGRESS,
+    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_HEAPMAP_OWNERS, OPT_NO_TIMING, OPT_PROGRESS,
            OPT_JSON, OPT_SEARCH, OPT_LIST, OPT_HELP };
     static const struct option longopts[] = {{"trace", required_argument, NULL, OPT_TRACE},
                                              {"alloc", required_argument, NULL, OPT_ALLOC},
@@ -562,6 +562,7 @@ int main(int argc, char **argv)
                                              {"series", required_argument, NULL, OPT_SERIES},
                                              {"heapmap", required_argument, NULL, OPT_HEAPMAP},
                                              {"heapmap-cap", required_argument, NULL, OPT_HEAPMAP_CAP},
+                                             {"heapmap-owners", no_argument, NULL, OPT_HEAPMAP_OWNERS},
                                              {"no-timing", no_argument, NULL, OPT_NO_TIMING},
                                              {"progress", no_argument, NULL, OPT_PROGRESS},
                                              {"json", required_argument, NULL, OPT_JSON},
@@ -618,6 +619,9 @@ int main(int argc, char **argv)
             if (o.heapmap_cap == 0) {
                 die(2, "--heapmap-cap: must be positive");
             }
+            break;
+        case OPT_HEAPMAP_OWNERS:
+            o.heapmap_owners = 1;
             break;
         case OPT_NO_TIMING:
             o.timing = 0;

@@ -69,6 +69,14 @@ typedef struct engine {
     uint64_t *piece_live;   /* live blocks in each */
     uint64_t occupied;      /* sum over the pieces of (highest live end - piece start) */
     uint64_t control;       /* control data before the first piece */
+    /*
+     * With heapmap_owners, the live in-arena ids in no order (swap-remove on
+     * free) and each one's index there: a snapshot names the owners of its
+     * used blocks in O(live log live), however many ids the trace has.
+     */
+    uint64_t *live_ids;
+    uint64_t *live_at;
+    size_t nlive;
     int oom;
 } engine_t;
 
@@ -302,6 +310,10 @@ static void adopt(engine_t *e, uint64_t id, void *p, uint64_t req, uint64_t rec)
     if (e->state[id] != S_LIVE) {
         return;
     }
+    if (e->live_ids != NULL) {
+        e->live_at[id] = e->nlive;
+        e->live_ids[e->nlive++] = id;
+    }
     if (e->o->fill) {
         fill(p, req, id);
     }
@@ -335,6 +347,11 @@ static void forget(engine_t *e, uint64_t id)
     r->live_granted -= s->usable;
     r->live_blocks--;
     e->state[id] = S_DEAD;
+    if (was_tracked && e->live_ids != NULL) {
+        uint64_t last = e->live_ids[--e->nlive];
+        e->live_ids[e->live_at[id]] = last;
+        e->live_at[last] = e->live_at[id];
+    }
     if (was_tracked && e->in_arena) {
         size_t i = piece_of(e, (uint64_t)(uintptr_t)(s->ptr - e->arena));
         fp_heap_t *h = &e->piece_ends[i];
@@ -374,6 +391,8 @@ typedef struct walk_ctx {
     uint64_t *starts;   /* visit_first: the fresh heap's block offsets */
     size_t nstarts;
     size_t starts_cap;
+    const lab_hm_block_t *owners; /* visit_heapmap: live blocks as (offset, owner), by offset */
+    size_t nowners;
     int oom;
     int too_many;       /* visit_first: more blocks than the memory limit lets the footprint track */
 } walk_ctx_t;
@@ -458,6 +477,30 @@ static void visit_heapmap(void *ctx, const hk_block_info_t *blk)
     b->offset = offset_of(w->e, blk->start);
     b->size = blk->size;
     b->used = blk->used ? 1 : 0;
+    b->owner = LAB_NONE;
+    if (b->used && w->nowners != 0) {
+        /* The last live pointer below the block's end; it is the owner if it is inside. */
+        size_t lo = 0;
+        size_t hi = w->nowners;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (w->owners[mid].offset < b->offset + b->size) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if (lo > 0 && w->owners[lo - 1].offset >= b->offset) {
+            b->owner = w->owners[lo - 1].owner;
+        }
+    }
+}
+
+static int cmp_offset(const void *a, const void *b)
+{
+    uint64_t x = ((const lab_hm_block_t *)a)->offset;
+    uint64_t y = ((const lab_hm_block_t *)b)->offset;
+    return x < y ? -1 : x > y;
 }
 
 static void take_heapmap(engine_t *e, uint64_t rec)
@@ -478,7 +521,22 @@ static void take_heapmap(engine_t *e, uint64_t rec)
     memset(&w, 0, sizeof(w));
     w.e = e;
     w.hm = hm;
+    if (e->live_ids != NULL && e->nlive != 0) {
+        lab_hm_block_t *own = malloc(e->nlive * sizeof(*own));
+        if (own == NULL) {
+            e->oom = 1;
+            return;
+        }
+        for (i = 0; i < e->nlive; i++) {
+            own[i].offset = offset_of(e, e->slot[e->live_ids[i]].ptr);
+            own[i].owner = e->live_ids[i];
+        }
+        qsort(own, e->nlive, sizeof(*own), cmp_offset);
+        w.owners = own;
+        w.nowners = e->nlive;
+    }
     hk_walk(e->heap, visit_heapmap, &w);
+    free((void *)w.owners);
     if (w.oom) {
         e->oom = 1;
         return;
@@ -492,6 +550,7 @@ static void take_heapmap(engine_t *e, uint64_t rec)
         for (i = s->first; i < s->first + n; i++) {
             if (out > s->first && b[out - 1].used == b[i].used && b[out - 1].offset + b[out - 1].size == b[i].offset) {
                 b[out - 1].size += b[i].size;
+                b[out - 1].owner = LAB_NONE;
             } else {
                 b[out++] = b[i];
             }
@@ -525,6 +584,7 @@ static void take_sample(engine_t *e, uint64_t rec)
         s->largest_free[i] = st.largest_free;
         s->free_blocks[i] = st.free_blocks;
     }
+    s->failures[i] = e->r->failures_total;
     s->n++;
 }
 
@@ -562,7 +622,7 @@ static void sampler_advance(sampler_t *s, uint64_t records)
 static int series_init(lab_series_t *s, size_t cap)
 {
     uint64_t **cols[] = {&s->rec, &s->live_requested, &s->live_granted, &s->footprint,
-                         &s->free_bytes, &s->largest_free, &s->free_blocks};
+                         &s->free_bytes, &s->largest_free, &s->free_blocks, &s->failures};
     size_t i;
     memset(s, 0, sizeof(*s));
     for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
@@ -855,6 +915,13 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
         if (e.slot == NULL || e.state == NULL) {
             goto oom;
         }
+        if (o->heapmap != 0 && o->heapmap_owners && e.in_arena) {
+            e.live_ids = malloc((size_t)t->ids * sizeof(*e.live_ids));
+            e.live_at = malloc((size_t)t->ids * sizeof(*e.live_at));
+            if (e.live_ids == NULL || e.live_at == NULL) {
+                goto oom;
+            }
+        }
     }
     if (o->timing && timing_init(&r->timing, t) != 0) {
         goto oom;
@@ -1032,6 +1099,8 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
     }
     free(e.slot);
     free(e.state);
+    free(e.live_ids);
+    free(e.live_at);
     free_pieces(&e);
     return 0;
 
@@ -1043,6 +1112,8 @@ fail:
     }
     free(e.slot);
     free(e.state);
+    free(e.live_ids);
+    free(e.live_at);
     free_pieces(&e);
     return status;
 }
@@ -1060,6 +1131,7 @@ void lab_result_free(lab_result_t *r)
     free(r->series.free_bytes);
     free(r->series.largest_free);
     free(r->series.free_blocks);
+    free(r->series.failures);
     free(r->heapmap.snap);
     free(r->heapmap.block);
     memset(r, 0, sizeof(*r));

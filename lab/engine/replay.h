@@ -25,6 +25,7 @@ typedef struct lab_options {
     unsigned series;       /* hk_get_stats samples (0: none) */
     unsigned heapmap;      /* hk_walk snapshots (0: none) */
     size_t heapmap_cap;    /* most entries kept per snapshot */
+    int heapmap_owners;    /* name the trace id holding each used block of a snapshot (the viewer's hover) */
     uint64_t snapshot_rec; /* record after which to take the breakdown walk (LAB_NONE: none) */
     uint64_t pad;          /* bytes added to every allocation request: a larger per-block header, as a seed's */
     uint64_t mem_limit;    /* most bytes the footprint's bookkeeping may take (0: no limit; hk-replay: its memory limit) */
@@ -56,6 +57,7 @@ typedef struct lab_series {
     uint64_t *free_bytes;
     uint64_t *largest_free;
     uint64_t *free_blocks;
+    uint64_t *failures;    /* failed allocations so far */
 } lab_series_t;
 
 typedef struct lab_hm_snap {
@@ -71,6 +73,7 @@ typedef struct lab_hm_block {
     uint64_t offset; /* from the arena start */
     uint64_t size;   /* gross */
     int used;
+    uint64_t owner;  /* with heapmap_owners: the trace id whose pointer lies in the block (LAB_NONE: free, merged or unknown) */
 } lab_hm_block_t;
 
 typedef struct lab_heapmap {

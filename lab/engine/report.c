@@ -137,7 +137,7 @@ static void write_series(json_t *j, const lab_result_t *r)
     } cols[] = {{"record", s->rec, 0},           {"live_requested", s->live_requested, 0},
                 {"live_granted", s->live_granted, 0}, {"footprint", s->footprint, 1},
                 {"free_bytes", s->free_bytes, 1}, {"largest_free", s->largest_free, 1},
-                {"free_blocks", s->free_blocks, 1}};
+                {"free_blocks", s->free_blocks, 1}, {"failures", s->failures, 0}};
     size_t c;
     size_t i;
     if (s->cap == 0) {
@@ -188,6 +188,13 @@ static void write_heapmap(json_t *j, const lab_run_t *run)
             json_end_arr(j);
         }
         json_end_arr(j);
+        if (run->opt->heapmap_owners) {
+            json_arr(j, "owners", 1);
+            for (i = sn->first; i < sn->first + sn->count; i++) {
+                json_u64_or_null(j, NULL, hm->block[i].owner, LAB_NONE);
+            }
+            json_end_arr(j);
+        }
         json_end_obj(j);
     }
     json_end_arr(j);

@@ -262,6 +262,43 @@ def cmd_leaks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _allocs(args: argparse.Namespace, most: int) -> list[str]:
+    names = [a for a in (args.alloc or "").split(",") if a]
+    if len(names) > most:
+        raise HeapkitError(f"--alloc: at most {most} allocators side by side, got {len(names)}")
+    inside = _arena_allocators()
+    bad = [a for a in names if a not in inside]
+    if bad:
+        raise HeapkitError(f"--alloc: {', '.join(bad)}: not an arena allocator of this engine "
+                           f"(choose from {', '.join(inside)})")
+    return names
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from . import view
+    if args.follow:
+        import shlex
+        rc = view.follow(args.trace, _allocs(args, 2), args.output, shlex.split(args.run or ""), port=args.port,
+                         arena=args.arena, elf=args.elf, checkpoint=args.checkpoint,
+                         announce=lambda m: print(m, file=sys.stderr, flush=True))
+        print(f"wrote {args.output}", file=sys.stderr)
+        return rc
+    if args.run or args.port:
+        raise HeapkitError("view: --run and --port go with --follow")
+    size = view.write(args.trace, _allocs(args, 2), args.output, arena=args.arena, elf=args.elf,
+                      checkpoint=args.checkpoint)
+    print(f"wrote {args.output} ({size:,} bytes)", file=sys.stderr)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from . import export
+    export.write(args.trace, args.format, args.output, allocs=_allocs(args, 8), arena=args.arena,
+                 elf=args.elf)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
 def cmd_gen(args: argparse.Namespace) -> int:
     if form_of_path(args.output) is None:
         raise HeapkitError(f"{args.output}: output name must end in .hkt, .hkt.gz or .hkb")
@@ -643,6 +680,52 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the report as one HTML page, with a plot of each task's live "
                    "bytes over the trace")
     s.set_defaults(func=cmd_leaks)
+
+    s = sub.add_parser("view", help="one self-contained HTML page to explore a trace",
+                       description="Write one HTML page (no network, no server) with a zoomable "
+                       "timeline of live bytes and of each allocator's footprint, largest free "
+                       "block, free blocks and fragmentation; the allocator's arena at the cursor, "
+                       "blocks coloured by caller, task, size or age; who holds memory at the "
+                       "cursor and at the peak; and the leaks. docs/viewer.md.")
+    s.add_argument("trace", metavar="TRACE", help="a heapkit trace, a firmware recorder's output or "
+                   "any format heapkit import reads")
+    s.add_argument("--alloc", default="tlsf", metavar="A[,B]",
+                   help="the allocator(s) the engine replays the trace on, two side by side "
+                   "(default tlsf)")
+    s.add_argument("--arena", type=byte_size, metavar="BYTES",
+                   help="arena size (default: the engine's, 4 x peak live requested)")
+    s.add_argument("--elf", metavar="FIRMWARE.elf",
+                   help="name callers as function (file:line) from this ELF's DWARF")
+    s.add_argument("--checkpoint", metavar="N|LABEL",
+                   help="leaks: blocks allocated after this checkpoint (default: the start)")
+    s.add_argument("-o", "--output", required=True, metavar="VIEW.html",
+                   help="page to write (with --follow: when the firmware ends)")
+    s.add_argument("--follow", action="store_true",
+                   help="TRACE is a firmware recorder's stream being written: serve the page on "
+                   "127.0.0.1, updated as records arrive, while --run's command (e.g. QEMU running "
+                   "the firmware) runs; without one until Ctrl-C")
+    s.add_argument("--port", type=int, default=0, metavar="N",
+                   help="--follow: the port on 127.0.0.1 (default: any free one)")
+    s.add_argument("--run", metavar="'COMMAND ARGS'",
+                   help="--follow: the command that writes TRACE (one string, split as a shell would)")
+    s.add_argument("--list", action=ListAction, names={"--alloc": _arena_allocators})
+    s.set_defaults(func=cmd_view)
+
+    s = sub.add_parser("export", help="a trace for massif, heaptrack or Perfetto",
+                       description="Write a trace in the format of a free heap viewer: massif "
+                       "(ms_print, massif-visualizer), heaptrack (heaptrack_print, heaptrack_gui; "
+                       "a .gz name is compressed) or perfetto (counter tracks per allocator and "
+                       "per task, for ui.perfetto.dev or trace_processor). docs/viewer.md.")
+    s.add_argument("trace", metavar="TRACE")
+    s.add_argument("--format", required=True, choices=("massif", "heaptrack", "perfetto"))
+    s.add_argument("--alloc", default="tlsf", metavar="A[,B...]",
+                   help="perfetto: the allocators whose counters to add (default tlsf)")
+    s.add_argument("--arena", type=byte_size, metavar="BYTES", help="perfetto: the replays' arena size")
+    s.add_argument("--elf", metavar="FIRMWARE.elf",
+                   help="name callers as function (file:line) from this ELF's DWARF")
+    s.add_argument("-o", "--output", required=True, metavar="FILE")
+    s.add_argument("--list", action=ListAction, names={"--alloc": _arena_allocators})
+    s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("gen", help="generate a synthetic workload trace",
                        description="Generate a workload trace (see 'heapkit workloads'). "

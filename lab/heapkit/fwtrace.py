@@ -162,8 +162,12 @@ class _Reader:
         self.note(caller, stamp)
 
 
-def parse_firmware(data: bytes, source: str):
-    """(trace, annotations, events, dropped) from a stream or a buffer image."""
+def parse_firmware(data: bytes, source: str, *, partial: bool = False):
+    """(trace, annotations, events, dropped) from a stream or a buffer image.
+
+    partial: *data* is a stream still being written (``heapkit view --follow``): a record cut
+    at the end is left for later instead of being an error.
+    """
     image_drops = None
     if data.startswith(IMAGE_MAGIC):
         data, image_drops = _image_to_stream(data, source)
@@ -183,6 +187,8 @@ def parse_firmware(data: bytes, source: str):
     n = len(data)
     while pos < n:
         if pos + 4 > n:
+            if partial:
+                break
             raise TraceError(source, "truncated record head at the end", record=index)
         op, nwords, slen, zero = data[pos], data[pos + 1], data[pos + 2], data[pos + 3]
         want = _WORDS.get(op)
@@ -193,6 +199,8 @@ def parse_firmware(data: bytes, source: str):
                                      f"{slen}-byte string (expected {want}, no string)", record=index)
         end = pos + 4 + nwords * word + ((slen + 3) & ~3)
         if end > n:
+            if partial:
+                break
             raise TraceError(source, "truncated record at the end", record=index)
         words = struct.unpack_from(fmt[:nwords + 1], data, pos + 4)
         text = data[pos + 4 + nwords * word:pos + 4 + nwords * word + slen].decode(

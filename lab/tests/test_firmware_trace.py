@@ -176,3 +176,47 @@ def test_block_policy_delivers_every_record(tmp_path):
     assert raw.stat().st_size == 480016
     assert main(["import", str(raw), "-o", str(tmp_path / "rate.hkb"), "-q"]) == 0
     assert len(Trace.load(tmp_path / "rate.hkb")) == 20000
+
+
+def test_view_follow_in_qemu(firmware, tmp_path):
+    """heapkit view --follow on the firmware as it runs in QEMU: the page's data grows while the
+    firmware runs, and the last one holds the whole trace, the leak named from the ELF."""
+    import shlex
+    import sys
+    import time
+    import urllib.request
+    board, build = firmware
+    elf = build / "fw_tlsf.elf"
+    stream, out = tmp_path / "live.hkfw", tmp_path / "live.html"
+    run = " ".join(shlex.quote(str(a)) for a in (ROOT / "ports" / "baremetal" / "run-qemu.sh", board, elf,
+                                                  stream, 50))
+    proc = subprocess.Popen([sys.executable, "-m", "heapkit", "view", "--follow", str(stream), "--run", run,
+                             "--elf", str(elf), "--checkpoint", "steady", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"serving (http://127\.0\.0\.1:\d+/)", proc.stderr.readline())
+        assert url
+        seen = []
+        while proc.poll() is None:
+            with urllib.request.urlopen(url.group(1) + "data", timeout=10) as r:
+                d = json.loads(r.read())
+            seen.append(d.get("records", 0))
+            if d["follow"]["done"]:
+                break
+            time.sleep(0.2)
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    html = out.read_text()
+    data = json.loads(re.search(r'<script id="hk-data" type="application/json">(.*?)</script>', html,
+                                re.S).group(1).replace("<\\/", "</"))
+    assert seen == sorted(seen) and seen[-1] == data["records"] == len(Trace.load(_import(stream, tmp_path)))
+    leak = [r for r in data["leaks"]["rows"] if r[4] and f"app.c:{LEAK_LINE}" in data["callers"][r[0]]]
+    assert leak, data["leaks"]["rows"]
+
+
+def _import(stream: Path, tmp: Path) -> Path:
+    hkb = tmp / "imported.hkb"
+    assert main(["import", str(stream), "-o", str(hkb), "-q"]) == 0
+    return hkb
