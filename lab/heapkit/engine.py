@@ -210,10 +210,11 @@ def size_search(trace_path: Any, allocator: str, *,
     return _run(argv, binary=binary, preload=preload, progress=progress)
 
 
-# The peer allocators an hk-replay can hold (lab/engine/peers/peers.def). Their
-# sources come from crates.io through cargo when the engine is built, so one
-# built without cargo or the network lacks them.
-PEERS = ("freertos-heap2", "freertos-heap4", "freertos-heap5", "o1heap", "umm", "tlsf-conte")
+# The peer allocators an hk-replay can hold: those of lab/engine/peers/peers.def, whose
+# sources come from crates.io through cargo when the engine is built, so one built
+# without cargo or the network lacks them; and sdma, the fctma-pools seed's SDMA rebuilt in
+# the lab (lab/target/sdma.c), which an engine older than it lacks.
+PEERS = ("freertos-heap2", "freertos-heap4", "freertos-heap5", "o1heap", "umm", "tlsf-conte", "sdma")
 
 
 def missing_peers(names: list[str]) -> str:

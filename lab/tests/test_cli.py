@@ -261,7 +261,7 @@ def test_bench_table_and_json(tmp_path, capsys, fake_engine):
     assert len(rows) == 6                                  # 2 allocators x 3 traces
     assert lines[-1].startswith("engine: ")
     assert rows[0][:2] == ["tlsf", "sample"]
-    assert rows[0][2:10] == ["8", "0", "100", "200", "1000", "50", "500", "12.5"]
+    assert rows[0][2:10] == ["8", "0", "100", "200", "1,000", "50", "500", "12.5"]
     assert rows[1][:4] == ["seqfit-first", "sample", "8", "1"]
     assert [r[1] for r in rows] == ["sample", "sample", "wee_sample", "wee_sample",
                                     "cse3320", "cse3320"]
