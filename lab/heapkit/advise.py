@@ -77,7 +77,7 @@ COST_KINDS = ("malloc", "aligned", "free")
 # configuration limit a call (size classes, first- and second-level lists, buddy orders);
 # the sequential searches grow with the free blocks; an allocator in neither is unbounded.
 BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "buddy-fib", "buddy-weighted", "tlsf",
-                     "poolset", "lfpool", "dmm-ose", "o1heap", "tlsf-conte"})
+                     "pool", "poolset", "lfpool", "sdma", "dmm-ose", "o1heap", "tlsf-conte"})
 FREE_BLOCK_SEARCH = frozenset({"seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst",
                                "dmm-wince", "dmm-winxp", "dmm-lea", "dmm-uclinux", "dmm-net",
                                "freertos-heap2", "freertos-heap4", "freertos-heap5", "umm"})
