@@ -77,7 +77,10 @@ COST_KINDS = ("malloc", "aligned", "free")
 # configuration limit a call (size classes, first- and second-level lists, buddy orders);
 # the sequential searches grow with the free blocks; an allocator in neither is unbounded.
 BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "buddy-fib", "buddy-weighted", "tlsf",
-                     "pool", "poolset", "lfpool", "sdma", "dmm-ose", "o1heap", "tlsf-conte"})
+                     "pool", "poolset", "lfpool", "dmm-ose", "o1heap", "tlsf-conte"})
+# Allocators the lab rebuilt from a seed for its comparison only (the fctma-pools seed's SDMA):
+# nothing a firmware can take, so advise never measures or recommends them.
+SEED_ONLY = frozenset({"sdma"})
 FREE_BLOCK_SEARCH = frozenset({"seqfit-first", "seqfit-next", "seqfit-best", "seqfit-worst",
                                "dmm-wince", "dmm-winxp", "dmm-lea", "dmm-uclinux", "dmm-net",
                                "freertos-heap2", "freertos-heap4", "freertos-heap5", "umm"})
@@ -109,10 +112,10 @@ def heap_with_margin(min_heap: int, margin: float) -> int:
 # Measuring
 
 def arena_allocators(binary=None) -> list[dict]:
-    """The engine's entries that live in an arena: [{"name", "family"}]."""
+    """The engine's entries that live in an arena, but :data:`SEED_ONLY`: [{"name", "family"}]."""
     from . import engine
-    return [{"name": a["name"], "family": a["family"]}
-            for a in engine.allocator_table(binary=binary) if a.get("in_arena")]
+    return [{"name": a["name"], "family": a["family"]} for a in engine.allocator_table(binary=binary)
+            if a.get("in_arena") and a["name"] not in SEED_ONLY]
 
 
 def select(allocs: str | None, table: list[dict]) -> list[dict]:

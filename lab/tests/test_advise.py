@@ -524,3 +524,12 @@ def test_cli_advise_bad_arguments_are_one_line(argv, message, kth_trace, capsys)
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("heapkit: error: ") and err.count("\n") == 1
     assert message in err
+
+
+def test_an_allocator_rebuilt_only_for_a_seed_is_never_advised():
+    """sdma is the fctma-pools seed's SDMA, rebuilt for that comparison: no firmware can take
+    it, so advise neither measures nor recommends it, while the engine still runs it."""
+    from heapkit import engine
+    assert "sdma" in {a["name"] for a in engine.allocator_table()}
+    names = {a["name"] for a in adv.arena_allocators()}
+    assert "sdma" not in names and {"tlsf", "o1heap"} <= names
