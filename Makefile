@@ -167,7 +167,7 @@ explore: build
 
 lab-test: venv
 	@echo "== lab: pytest (the Python package, importers, workloads, engine, peers, capture, viewer in headless chromium)"
-	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q -m "not target")
+	@$(call timed,lab pytest,$(MAKE) --no-print-directory build && $(VENV)/bin/python -m pytest lab/tests -q -m "not target and not demo")
 
 # The lab as a user installs it (tests/lab_install/run.sh): the wheel build compiles
 # the engine and the tools with the project's CMake, JOBS at a time.

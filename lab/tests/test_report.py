@@ -11,7 +11,9 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -1084,11 +1086,16 @@ def test_report_bad_input_is_one_line_error(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------
-# A real --quick demo run (engine built with CMake; about a minute)
+# A real --quick demo run (engine built with CMake; minutes): $HEAPKIT_DEMO_DIR's, when set
+# (make bare-clone-test: the demo a clone with nothing beside it made), else one run here.
 
 @pytest.fixture(scope="module")
 def quick_demo(tmp_path_factory):
     from heapkit import engine
+    if os.environ.get("HEAPKIT_DEMO_DIR"):
+        made = Path(os.environ["HEAPKIT_DEMO_DIR"])
+        assert (made / "results.json").is_file(), f"HEAPKIT_DEMO_DIR={made}: no demo results there"
+        return made
     try:
         engine.find_binary()
     except engine.EngineError as e:
@@ -1100,6 +1107,7 @@ def quick_demo(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.demo
 def test_quick_demo_report(quick_demo):
     data = json.loads((quick_demo / "results.json").read_text())
     page = (quick_demo / "report.html").read_text()
@@ -1387,6 +1395,7 @@ def test_buddy_target_says_what_is_missing(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.demo
 def test_quick_demo_buddy_counts(quick_demo):
     data = json.loads((quick_demo / "results.json").read_text())
     bt = data["extra"]["buddy_target"]

@@ -5,7 +5,8 @@
 # no sibling build, no cache of ours), runs `make demo DEMO_FLAGS=--quick`
 # there, and checks (check_demo_advice.py) that the report opens with the
 # advice for every real trace in data/traces, with the worst case on both
-# emulated targets.
+# emulated targets, and runs the lab's tests of a quick demo (marked demo) on it:
+# lab-test leaves them to this one run.
 #
 #   tests/repo/check_bare_clone.sh            (make bare-clone-test)
 set -euo pipefail
@@ -28,3 +29,5 @@ if ! env -u HEAPKIT_CACHE -u HEAPKIT_TARGET_BUILD -u HEAPKIT_REPLAY -u HEAPKIT_N
 fi
 grep -E "^advice for " "$tmp/demo.log" || true
 "$clone/.venv/bin/python" "$clone/tests/repo/check_demo_advice.py" "$clone/build/demo" "$clone/data/traces"
+# The report's own tests of a quick demo (lab/tests, marked demo), on this one.
+HEAPKIT_DEMO_DIR="$clone/build/demo" "$clone/.venv/bin/python" -m pytest "$clone/lab/tests" -q -m demo -p no:cacheprovider
