@@ -77,7 +77,7 @@ COST_KINDS = ("malloc", "aligned", "free")
 # configuration limit a call (size classes, first- and second-level lists, buddy orders);
 # the sequential searches grow with the free blocks; an allocator in neither is unbounded.
 BOUNDED = frozenset({"bump", "buddy", "buddy-lazy", "buddy-fib", "buddy-weighted", "tlsf",
-                     "pool", "poolset", "lfpool", "dmm-ose", "o1heap", "tlsf-conte"})
+                     "poolset", "lfpool", "dmm-ose", "o1heap", "tlsf-conte"})
 # Allocators the lab rebuilt from a seed for its comparison only (the fctma-pools seed's SDMA):
 # nothing a firmware can take, so advise never measures or recommends them.
 SEED_ONLY = frozenset({"sdma"})
