@@ -141,6 +141,37 @@ static inline int hk_filled(const void *from, const void *to, unsigned char byte
     return 1;
 }
 
+#if HK_CANARIES
+/*
+ * Level 2 for blocks without a header (the buddies): the requested size lives
+ * in the block's last word and the canary runs from the request up to it.
+ * The stored size is trusted only as far as it leaves room for the canary,
+ * so a damaged word never sends a read or a copy past the block.
+ */
+#define HK_TAIL_WORD sizeof(size_t)
+#define HK_TAIL_EXTRA (HK_CANARY_ROOM + HK_TAIL_WORD)
+
+static inline size_t hk_tail_request(const unsigned char *b, size_t bytes)
+{
+    size_t r;
+    hk_memcpy(&r, b + bytes - HK_TAIL_WORD, sizeof(r));
+    return r <= bytes - HK_TAIL_EXTRA ? r : bytes - HK_TAIL_EXTRA;
+}
+
+static inline void hk_tail_set(unsigned char *b, size_t bytes, size_t requested)
+{
+    hk_fill(b + requested, b + bytes - HK_TAIL_WORD, HK_CANARY_BYTE);
+    hk_memcpy(b + bytes - HK_TAIL_WORD, &requested, sizeof(requested));
+}
+
+static inline int hk_tail_intact(const unsigned char *b, size_t bytes)
+{
+    size_t r;
+    hk_memcpy(&r, b + bytes - HK_TAIL_WORD, sizeof(r));
+    return r <= bytes - HK_TAIL_EXTRA && hk_filled(b + r, b + bytes - HK_TAIL_WORD, HK_CANARY_BYTE);
+}
+#endif
+
 #define HK_STATIC_ASSERT(cond, name) typedef char hk_static_assert_##name[(cond) ? 1 : -1]
 
 HK_STATIC_ASSERT((HK_ALIGN & (HK_ALIGN - 1)) == 0, align_is_power_of_two);
@@ -566,8 +597,9 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
  * a malloc that splits nothing takes about 80, each split 12 more; a free
  * that merges nothing about 115, each merge about 32 (18 of which the
  * unchecked loop needs, 14 the link checks). The fast paths are built from
- * always-inline helpers into one function each; the error, lazy and level-2
- * paths are kept out of them.
+ * always-inline helpers into one function each, lazy mode's parking and
+ * unparking included, so that DELAY-2 and the plain buddy are measured on the
+ * same code; the error, flush and level-2 paths are kept out of them.
  */
 
 #define CTRL_ORDER 0x1Fu
@@ -580,11 +612,6 @@ HK_INTERNAL void hk_stats_read(const hk_heap_t *heap, hk_stats_t *out)
 #define CTRL_LOST (CTRL_SPARE | CTRL_USED)
 
 #define BUDDY_POW2(x) ((x) != 0 && ((x) & ((x) - 1)) == 0)
-
-/* Level 2: the requested size lives in a used block's last word. */
-#define BUDDY_TAIL ((size_t)(HK_CANARIES ? sizeof(size_t) : 0u))
-/* Bytes a request needs besides its own: the canary room and the size word. */
-#define BUDDY_EXTRA (HK_CANARY_ROOM + BUDDY_TAIL)
 
 /* Parked blocks an allocation may merge before it gives up (lazy mode). */
 #ifndef HK_BUDDY_LAZY_FLUSH
@@ -686,10 +713,10 @@ HK_HOT unsigned order_for(const hk_buddy_t *h, size_t size)
 {
     size_t atoms_minus_one;
 #if HK_CANARIES
-    if (size > SIZE_MAX - BUDDY_EXTRA) {
+    if (size > SIZE_MAX - HK_TAIL_EXTRA) {
         return HK_BUDDY_ORDERS;
     }
-    size += BUDDY_EXTRA;
+    size += HK_TAIL_EXTRA;
 #endif
     atoms_minus_one = (size - 1u) >> h->shift;
     if (size == 0 || atoms_minus_one == 0) {
@@ -729,27 +756,6 @@ HK_HOT void grant(hk_buddy_t *h, size_t usable)
 /* ---- level-2 patterns ---- */
 
 #if HK_CANARIES
-/* Usable bytes of a used block: its stored requested size, trusted only as far as it leaves room for the canary. */
-static size_t stored_request(const unsigned char *b, size_t bytes)
-{
-    size_t r;
-    hk_memcpy(&r, b + bytes - BUDDY_TAIL, sizeof(r));
-    return r <= bytes - BUDDY_EXTRA ? r : bytes - BUDDY_EXTRA;
-}
-
-static void set_canary(unsigned char *b, size_t bytes, size_t requested)
-{
-    hk_fill(b + requested, b + bytes - BUDDY_TAIL, HK_CANARY_BYTE);
-    hk_memcpy(b + bytes - BUDDY_TAIL, &requested, sizeof(requested));
-}
-
-static int canary_intact(const unsigned char *b, size_t bytes)
-{
-    size_t r;
-    hk_memcpy(&r, b + bytes - BUDDY_TAIL, sizeof(r));
-    return r <= bytes - BUDDY_EXTRA && hk_filled(b + r, b + bytes - BUDDY_TAIL, HK_CANARY_BYTE);
-}
-
 static int poison_intact(const unsigned char *b, size_t bytes)
 {
     return hk_filled(b + BUDDY_LINKS, b + bytes, HK_POISON_BYTE);
@@ -994,10 +1000,8 @@ HK_HOT void merge_up(hk_buddy_t *h, size_t idx, unsigned k)
     push(h, &h->global, fk & CTRL_ORDER, base + (idx << shift));
 }
 
-HK_COLD void merge_up_cold(hk_buddy_t *h, size_t idx, unsigned k) { merge_up(h, idx, k); }
-
 /* Lazy mode: one locally free block of order k goes global (and merges); L drops, so D rises by one. */
-static void local_to_global(hk_buddy_t *h, unsigned k)
+HK_COLD void local_to_global(hk_buddy_t *h, unsigned k)
 {
     int attempt;
     for (attempt = 0; attempt < BUDDY_ATTEMPTS && (h->local.map & order_bit(k)) != 0; attempt++) {
@@ -1006,7 +1010,7 @@ static void local_to_global(hk_buddy_t *h, unsigned k)
         if (b != NULL) {
             h->slack[k]++;
             poison_links(b); /* may become the middle of a merged block */
-            merge_up_cold(h, idx, k);
+            merge_up(h, idx, k);
             return;
         }
     }
@@ -1017,7 +1021,7 @@ static void local_to_global(hk_buddy_t *h, unsigned k)
  * resized): A drops by one; if that would make D negative, one locally free
  * block of the order goes global too (A and L both drop, D stays 0).
  */
-static void leave_order(hk_buddy_t *h, unsigned k)
+HK_HOT void leave_order(hk_buddy_t *h, unsigned k)
 {
     if (h->slack[k] == 0) {
         local_to_global(h, k); /* raises D by one for the L that drops */
@@ -1162,7 +1166,7 @@ HK_COLD void *alloc_slow(hk_buddy_t *h, size_t requested, unsigned k)
             lose(h, b, k, CTRL_FREE);
             continue;
         }
-        set_canary(b, block_bytes(h, k), requested);
+        hk_tail_set(b, block_bytes(h, k), requested);
         return hand_out(h, b, h->cb + idx, k, requested);
 #else
         (void)requested;
@@ -1173,26 +1177,15 @@ HK_COLD void *alloc_slow(hk_buddy_t *h, size_t requested, unsigned k)
 }
 
 /*
- * An allocation of order k. The fast path (levels 0 and 1): a parked block of
- * order k (lazy mode), else the smallest global block of order k or above,
- * split down; its list intact. Everything else is alloc_slow's.
+ * An allocation of order k. The fast path (levels 0 and 1), lazy mode's
+ * included so that DELAY-2 and the plain buddy run the same code: a parked
+ * block of order k (lazy mode: D += 2, L drops here and A rises in
+ * hand_out), else the smallest global block of order k or above, split
+ * down; its list intact. Everything else is alloc_slow's.
  */
-/* Lazy mode's first choice: a parked block of order k (D += 2: L drops here, A rises in hand_out). */
-HK_COLD void *alloc_parked(hk_buddy_t *h, size_t requested, unsigned k)
-{
-    size_t idx;
-    buddy_link_t *b = pop(h, &h->local, k, CTRL_LOCAL, &idx);
-    if (b == NULL) {
-        return alloc_slow(h, requested, k);
-    }
-    h->slack[k]++;
-    return hand_out(h, b, h->cb + idx, k, block_bytes(h, k));
-}
-
 HK_HOT void *alloc(hk_buddy_t *h, size_t requested, unsigned k)
 {
-    uint32_t fit;
-    unsigned j;
+    unsigned j = k;
     size_t idx;
     unsigned char *cp;
     buddy_link_t *b;
@@ -1203,14 +1196,18 @@ HK_HOT void *alloc(hk_buddy_t *h, size_t requested, unsigned k)
         return alloc_slow(h, requested, k);
     }
     if ((h->local.map & order_bit(k)) != 0) {
-        return alloc_parked(h, requested, k);
+        b = pop(h, &h->local, k, CTRL_LOCAL, &idx);
+        if (b != NULL) {
+            h->slack[k]++;
+        }
+    } else {
+        uint32_t fit = h->global.map & ~(order_bit(k) - 1u);
+        if (fit == 0) {
+            return alloc_slow(h, requested, k);
+        }
+        j = hk_ffs32(fit);
+        b = pop(h, &h->global, j, CTRL_FREE, &idx);
     }
-    fit = h->global.map & ~(order_bit(k) - 1u);
-    if (fit == 0) {
-        return alloc_slow(h, requested, k);
-    }
-    j = hk_ffs32(fit);
-    b = pop(h, &h->global, j, CTRL_FREE, &idx);
     if (b == NULL) {
         return alloc_slow(h, requested, k);
     }
@@ -1459,30 +1456,22 @@ HK_HOT size_t checked_usable(hk_buddy_t *h, void *ptr, unsigned k)
 {
 #if HK_CANARIES
     size_t bytes = block_bytes(h, k);
-    if (!canary_intact((unsigned char *)ptr, bytes)) {
+    if (!hk_tail_intact((unsigned char *)ptr, bytes)) {
         hk_report(&h->heap, HK_ERR_CORRUPT, ptr);
     }
-    return stored_request((unsigned char *)ptr, bytes);
+    return hk_tail_request((unsigned char *)ptr, bytes);
 #else
     (void)ptr;
     return block_bytes(h, k);
 #endif
 }
 
-/* Lazy mode's free: DELAY-2's rule on D for the block's order. */
-HK_COLD void release_lazy(hk_buddy_t *h, size_t idx, unsigned k)
-{
-    if (h->slack[k] >= 2) {
-        h->slack[k] -= 2;
-        h->cb[idx] = head(CTRL_LOCAL, k);
-        push(h, &h->local, k, block_at(h, idx));
-    } else {
-        merge_up_cold(h, idx, k);
-        leave_order(h, k);
-    }
-}
-
-/* Used block idx of order k (usable bytes granted) becomes free. */
+/*
+ * Used block idx of order k (usable bytes granted) becomes free. Lazy mode
+ * follows DELAY-2's rule on D for the order: park the block (D -= 2) while
+ * D >= 2, else free it globally as the plain buddy does, with the same
+ * merge code, and settle D.
+ */
 HK_HOT void release(hk_buddy_t *h, size_t idx, unsigned k, size_t usable)
 {
     hk_stats_t *s = &h->heap.stats;
@@ -1491,10 +1480,15 @@ HK_HOT void release(hk_buddy_t *h, size_t idx, unsigned k, size_t usable)
     s->free_bytes += bytes;
     s->used_granted -= usable;
     poison_block(block_at(h, idx), bytes);
+    if (h->lazy && h->slack[k] >= 2) {
+        h->slack[k] -= 2;
+        h->cb[idx] = head(CTRL_LOCAL, k);
+        push(h, &h->local, k, block_at(h, idx));
+        return;
+    }
+    merge_up(h, idx, k);
     if (h->lazy) {
-        release_lazy(h, idx, k);
-    } else {
-        merge_up(h, idx, k);
+        leave_order(h, k);
     }
 }
 
@@ -1617,7 +1611,7 @@ void *hk_buddy_resize(hk_buddy_t *heap, void *ptr, size_t size)
     }
     heap->heap.stats.used_granted -= old_usable;
 #if HK_CANARIES
-    set_canary((unsigned char *)ptr, new_bytes, size);
+    hk_tail_set((unsigned char *)ptr, new_bytes, size);
     grant(heap, size);
 #else
     grant(heap, new_bytes);
@@ -1633,7 +1627,7 @@ size_t hk_buddy_usable_size(hk_buddy_t *heap, const void *ptr)
         return 0;
     }
 #if HK_CANARIES
-    return stored_request((const unsigned char *)ptr, block_bytes(heap, k));
+    return hk_tail_request((const unsigned char *)ptr, block_bytes(heap, k));
 #else
     return block_bytes(heap, k);
 #endif
@@ -1668,7 +1662,7 @@ void hk_buddy_walk(hk_buddy_t *heap, hk_walk_fn visit, void *ctx)
         info.usable = kind == CTRL_LOST ? 0 : info.size;
 #if HK_CANARIES
         if (kind == CTRL_USED) {
-            info.usable = stored_request((const unsigned char *)info.start, info.size);
+            info.usable = hk_tail_request((const unsigned char *)info.start, info.size);
         }
 #endif
         visit(ctx, &info);
@@ -1734,10 +1728,10 @@ static hk_check_t check_block(const hk_buddy_t *h, size_t idx, buddy_census_t *n
     bytes = block_bytes(h, k);
     if (kind == CTRL_USED) {
 #if HK_CANARIES
-        if (!canary_intact(block_at(h, idx), bytes)) {
+        if (!hk_tail_intact(block_at(h, idx), bytes)) {
             return HK_CHECK_CANARY;
         }
-        n->usable += stored_request(block_at(h, idx), bytes);
+        n->usable += hk_tail_request(block_at(h, idx), bytes);
 #else
         n->usable += bytes;
 #endif

@@ -74,8 +74,6 @@
 #define SIDE_KEPT(b) ((unsigned)(b) >> 4)
 #define SIDE_BYTE(own, kept) ((unsigned char)((own) | ((kept) << 4)))
 
-#define GB_TAIL ((size_t)(HK_CANARIES ? sizeof(size_t) : 0u))
-#define GB_EXTRA (HK_CANARY_ROOM + GB_TAIL)
 #define GB_ATTEMPTS 4
 
 typedef struct gb_link {
@@ -137,10 +135,10 @@ HK_HOT unsigned size_for(const hk_gbuddy_t *h, size_t size)
     unsigned lo = 0;
     unsigned hi = h->top + 1u;
 #if HK_CANARIES
-    if (size > SIZE_MAX - GB_EXTRA) {
+    if (size > SIZE_MAX - HK_TAIL_EXTRA) {
         return hi;
     }
-    size += GB_EXTRA;
+    size += HK_TAIL_EXTRA;
 #endif
     atoms = size == 0 ? 1u : ((size - 1u) >> h->shift) + 1u;
     while (lo < hi) {
@@ -178,26 +176,6 @@ HK_HOT void take_free_bytes(hk_gbuddy_t *h, size_t bytes)
 /* ---- level-2 patterns ---- */
 
 #if HK_CANARIES
-static size_t stored_request(const unsigned char *b, size_t bytes)
-{
-    size_t r;
-    hk_memcpy(&r, b + bytes - GB_TAIL, sizeof(r));
-    return r <= bytes - GB_EXTRA ? r : bytes - GB_EXTRA;
-}
-
-static void set_canary(unsigned char *b, size_t bytes, size_t requested)
-{
-    hk_fill(b + requested, b + bytes - GB_TAIL, HK_CANARY_BYTE);
-    hk_memcpy(b + bytes - GB_TAIL, &requested, sizeof(requested));
-}
-
-static int canary_intact(const unsigned char *b, size_t bytes)
-{
-    size_t r;
-    hk_memcpy(&r, b + bytes - GB_TAIL, sizeof(r));
-    return r <= bytes - GB_EXTRA && hk_filled(b + r, b + bytes - GB_TAIL, HK_CANARY_BYTE);
-}
-
 static int poison_intact(const unsigned char *b, size_t bytes)
 {
     return hk_filled(b + GB_LINKS, b + bytes, HK_POISON_BYTE);
@@ -463,7 +441,7 @@ static void *alloc(hk_gbuddy_t *h, size_t requested, unsigned t)
             lose(h, b, t);
             continue;
         }
-        set_canary(b, bytes_of(h, t), requested);
+        hk_tail_set(b, bytes_of(h, t), requested);
         h->heap.stats.used_granted += requested;
 #else
         (void)requested;
@@ -659,10 +637,10 @@ static size_t checked_usable(hk_gbuddy_t *h, void *ptr, unsigned t)
 {
 #if HK_CANARIES
     size_t bytes = bytes_of(h, t);
-    if (!canary_intact((unsigned char *)ptr, bytes)) {
+    if (!hk_tail_intact((unsigned char *)ptr, bytes)) {
         hk_report(&h->heap, HK_ERR_CORRUPT, ptr);
     }
-    return stored_request((unsigned char *)ptr, bytes);
+    return hk_tail_request((unsigned char *)ptr, bytes);
 #else
     (void)ptr;
     return bytes_of(h, t);
@@ -726,7 +704,7 @@ void *hk_gbuddy_resize(hk_gbuddy_t *heap, void *ptr, size_t size)
     shrink(heap, idx, t, want);
     heap->heap.stats.used_granted -= old_usable;
 #if HK_CANARIES
-    set_canary((unsigned char *)ptr, bytes_of(heap, want), size);
+    hk_tail_set((unsigned char *)ptr, bytes_of(heap, want), size);
     heap->heap.stats.used_granted += size;
 #else
     heap->heap.stats.used_granted += bytes_of(heap, want);
@@ -742,7 +720,7 @@ size_t hk_gbuddy_usable_size(hk_gbuddy_t *heap, const void *ptr)
         return 0;
     }
 #if HK_CANARIES
-    return stored_request((const unsigned char *)ptr, bytes_of(heap, t));
+    return hk_tail_request((const unsigned char *)ptr, bytes_of(heap, t));
 #else
     return bytes_of(heap, t);
 #endif
@@ -775,7 +753,7 @@ void hk_gbuddy_walk(hk_gbuddy_t *heap, hk_walk_fn visit, void *ctx)
         info.usable = kind == HEAD_LOST ? 0 : info.size;
 #if HK_CANARIES
         if (kind == HEAD_USED) {
-            info.usable = stored_request((const unsigned char *)info.start, info.size);
+            info.usable = hk_tail_request((const unsigned char *)info.start, info.size);
         }
 #endif
         visit(ctx, &info);
@@ -849,10 +827,10 @@ static hk_check_t check_block(const hk_gbuddy_t *h, size_t idx, gb_census_t *n)
     n->blocks++;
     if (kind == HEAD_USED) {
 #if HK_CANARIES
-        if (!canary_intact(block_at(h, idx), bytes)) {
+        if (!hk_tail_intact(block_at(h, idx), bytes)) {
             return HK_CHECK_CANARY;
         }
-        n->usable += stored_request(block_at(h, idx), bytes);
+        n->usable += hk_tail_request(block_at(h, idx), bytes);
 #else
         n->usable += bytes;
 #endif

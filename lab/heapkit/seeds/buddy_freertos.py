@@ -222,7 +222,10 @@ def section_buddy_costs(data: dict) -> list[str]:
                          "and Lee 1989): a free parks the block locally while the size class "
                          "has slack, so a later request of that size skips a split and the "
                          "free skips a merge. Barkley and Lee reported up to 33 % against "
-                         "plain buddy."))
+                         "plain buddy. Both run the same functions built the same way: "
+                         "parking and unparking sit on the inlined fast paths beside the "
+                         "plain buddy's split and merge (src/buddy.c), so the figures compare "
+                         "the algorithms, not the code layout."))
     w = {a: buddy_waste_rows(data, a) for a, *_ in TABLE1}
     if w["buddy"]:
         parts.append("<h3>Table 1: binary buddy's waste, measured, beside the Fibonacci and "
