@@ -54,6 +54,12 @@ typedef struct lab_alloc {
     hk_heap_t *(*make_sized)(void *arena, size_t size, size_t block, hk_status_t *status);
 } lab_alloc_t;
 
+/*
+ * freertos-heap5 only (peers/freertos_heaps.c): from the next make() on, the
+ * arena's top `top` bytes are a second region of their own (0: one region).
+ */
+void lab_freertos_heap5_second_region(size_t top);
+
 size_t lab_alloc_count(void);
 const lab_alloc_t *lab_alloc_at(size_t i);
 const lab_alloc_t *lab_alloc_find(const char *name);

@@ -3,14 +3,19 @@
  * hk-replay: replay a .hkb allocation trace against one allocator and report
  * what it cost (docs/metrics.md, docs/results-format.md).
  *
- *   hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--series N] [--heapmap N]
- *             [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress] [--json FILE|-]
+ *   hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--second-region BYTES]
+ *             [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress]
+ *             [--json FILE|-]
  *   hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]
  *   hk-replay --list [--json FILE|-]
  *
  * --pad adds BYTES to every allocation request the allocator sees, while the
  * engine's accounting keeps the trace's sizes: a larger per-block header, such
  * as the fits-cse3320 seed's 24 bytes, without a special build of the core.
+ *
+ * --second-region (freertos-heap5 only) gives heap_5 the arena's top BYTES as
+ * a second region, as a board with two memories does (the BL602 SDK's
+ * heap_wifi): heap_5 never merges across regions.
  *
  * Exit status: 0 done (allocation failures and corruptions are results, not
  * errors), 2 bad arguments or input (one line on stderr naming the file and
@@ -49,8 +54,9 @@
 #define DEFAULT_MEM_LIMIT ((uint64_t)1 << 30)
 
 static const char usage[] =
-    "usage: hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--series N] [--heapmap N]\n"
-    "                 [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress] [--json FILE|-]\n"
+    "usage: hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--second-region BYTES]\n"
+    "                 [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress]\n"
+    "                 [--json FILE|-]\n"
     "       hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]\n"
     "       hk-replay --list [--json FILE|-]\n";
 
@@ -553,12 +559,13 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
 
 int main(int argc, char **argv)
 {
-    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_HEAPMAP_OWNERS, OPT_NO_TIMING, OPT_PROGRESS,
+    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SECOND_REGION, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_HEAPMAP_OWNERS, OPT_NO_TIMING, OPT_PROGRESS,
            OPT_JSON, OPT_SEARCH, OPT_LIST, OPT_HELP };
     static const struct option longopts[] = {{"trace", required_argument, NULL, OPT_TRACE},
                                              {"alloc", required_argument, NULL, OPT_ALLOC},
                                              {"arena", required_argument, NULL, OPT_ARENA},
                                              {"pad", required_argument, NULL, OPT_PAD},
+                                             {"second-region", required_argument, NULL, OPT_SECOND_REGION},
                                              {"series", required_argument, NULL, OPT_SERIES},
                                              {"heapmap", required_argument, NULL, OPT_HEAPMAP},
                                              {"heapmap-cap", required_argument, NULL, OPT_HEAPMAP_CAP},
@@ -574,6 +581,7 @@ int main(int argc, char **argv)
     const char *alloc_name = NULL;
     const char *json = NULL;
     uint64_t arena = 0;
+    uint64_t second_region = 0;
     int search = 0;
     int list = 0;
     lab_options_t o;
@@ -607,6 +615,13 @@ int main(int argc, char **argv)
             break;
         case OPT_PAD:
             o.pad = parse_bytes("--pad", optarg);
+            break;
+        case OPT_SECOND_REGION:
+            second_region = parse_bytes("--second-region", optarg);
+            o.second_region = second_region;
+            if (second_region == 0) {
+                die(2, "--second-region: must be positive");
+            }
             break;
         case OPT_SERIES:
             o.series = parse_count("--series", optarg, MAX_SERIES);
@@ -666,6 +681,19 @@ int main(int argc, char **argv)
     a = lab_alloc_find(alloc_name);
     if (a == NULL) {
         die(2, "unknown allocator '%s' (hk-replay --list shows the available ones)", alloc_name);
+    }
+    if (second_region != 0) {
+#ifdef HK_HAVE_PEER_FREERTOS_HEAP5
+        if (strcmp(a->name, "freertos-heap5") != 0) {
+            die(2, "--second-region: only freertos-heap5 takes several regions, not '%s'", a->name);
+        }
+        if (second_region > SIZE_MAX) {
+            die(2, "--second-region: too large");
+        }
+        lab_freertos_heap5_second_region((size_t)second_region);
+#else
+        die(2, "--second-region: freertos-heap5 is not in this build (its sources were not fetched)");
+#endif
     }
     if (lab_trace_open(&t, trace_path, err, sizeof(err)) != 0) {
         die(2, "%s", err);

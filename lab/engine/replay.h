@@ -28,6 +28,7 @@ typedef struct lab_options {
     int heapmap_owners;    /* name the trace id holding each used block of a snapshot (the viewer's hover) */
     uint64_t snapshot_rec; /* record after which to take the breakdown walk (LAB_NONE: none) */
     uint64_t pad;          /* bytes added to every allocation request: a larger per-block header, as a seed's */
+    uint64_t second_region; /* freertos-heap5's second region at the arena's top (0: none); set in its adapter, reported here */
     uint64_t mem_limit;    /* most bytes the footprint's bookkeeping may take (0: no limit; hk-replay: its memory limit) */
 } lab_options_t;
 

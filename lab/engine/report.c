@@ -431,6 +431,7 @@ int lab_write_json(FILE *f, const lab_run_t *run)
     json_str(&j, "family", lab_family_name(run->alloc->family));
     json_bool(&j, "in_arena", (run->alloc->flags & LAB_IN_ARENA) != 0);
     json_u64(&j, "pad", run->opt->pad);
+    json_u64(&j, "second_region", run->opt->second_region);
     json_end_obj(&j);
 
     if (run->arena_size == 0) {

@@ -630,6 +630,11 @@ def _tasks(made: dict, allocs: list[str], quick: bool) -> list[tuple]:
         for a in allocs:
             add(1, "merge_reference", (None, a), _replay_task, probe["path"], a, heapmap=1,
                 arena=bp_arena)
+    if "path" in probe and "path" in bp and "freertos-heap5" in allocs:
+        # heap_5 over the BL602's two regions: buddy-paper's end and a fresh heap's
+        for name, path in (("buddy-paper", bp["path"]), ("probe", probe["path"])):
+            add(1, "heap5_regions", (name, "freertos-heap5"), _replay_task, path, "freertos-heap5",
+                heapmap=1, arena=bp_arena, second_region=buddy_freertos.BL602_HEAP_WIFI)
     tasks.sort(key=lambda t: -t[0])
     return tasks
 
@@ -652,7 +657,7 @@ def _execute(tasks: list[tuple], made: dict, allocs: list[str], info: dict, jobs
     data = {"kind": "heapkit-demo", "version": 1, "meta": {}, "runs": [], "size_runs": [],
             "traces": info, "extra": {"kth_levels": [], "kth_windows": [], "cse3320_single": [],
                                       "merge_reference": [], "itc_size": [], "itc_min": [],
-                                      "buddy_paper_calls": []}}
+                                      "buddy_paper_calls": [], "heap5_regions": []}}
     results: dict[tuple, dict] = {}
     with _progress.bar(total=len(tasks), desc="runs", unit="run", show=progress) as bar, \
             cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -696,6 +701,8 @@ def _execute(tasks: list[tuple], made: dict, allocs: list[str], info: dict, jobs
             entry["window"] = sub
         elif group == "itc_min":
             entry["arena"] = sub
+        elif group == "heap5_regions":
+            entry["trace"] = sub
         data["extra"][group].append(entry)
     return data
 

@@ -152,16 +152,34 @@ def test_steadiness_both_views():
                  "Conclusion: the buddy sustains steadier allocation").verdict == render.FAILS
 
 
-def test_heap5_explanation_only_where_it_explains():
+def set_bl602_end(data: dict, free_blocks: int) -> None:
+    ends = next(e for e in data["extra"]["heap5_regions"] if e["trace"] == "buddy-paper")
+    ends["heapmap_stats"][-1]["free_blocks"] = free_blocks
+
+
+def test_heap5_on_the_bl602_regions():
     data = buddy_data()
-    # hand_made: heap_5 ends with 3 free blocks against 1 fresh: holds, no excuse appended
     c = claim(fb(rep.seed_claims(data)), "heap_5 leaves two or more free blocks")
+    assert c.verdict == render.HOLDS
+    assert "two regions" in c.reason and "the smallest 40,944 B" in c.reason
+    set_bl602_end(data, 1)
+    assert claim(fb(rep.seed_claims(data)), "heap_5 leaves two or more free blocks").verdict == render.FAILS
+
+
+def test_heap5_incomplete_merging_explained_only_where_it_explains():
+    data = buddy_data()
+    # hand_made: one region ends with 3 free blocks against 1 fresh: holds, no excuse appended
+    c = claim(fb(rep.seed_claims(data)), "Table 4: the free blocks heap_5 keeps")
     assert c.verdict == render.HOLDS and "never merges across" not in c.reason
+    assert "3 free block(s) on one region against 1" in c.reason
     for r in data["runs"]:
         if r["trace"] == "buddy-paper" and r["allocator"] == "freertos-heap5":
             r["result"]["replay"]["heapmap"]["snapshots"][-1]["blocks"] = [[0, 512, 0]]
-    c = claim(fb(rep.seed_claims(data)), "heap_5 leaves two or more free blocks")
+    c = claim(fb(rep.seed_claims(data)), "Table 4: the free blocks heap_5 keeps")
     assert c.verdict == render.FAILS and "never merges across" in c.reason
+    # the two regions' end with more blocks than fresh flips it back
+    set_bl602_end(data, 3)
+    assert claim(fb(rep.seed_claims(data)), "Table 4: the free blocks heap_5 keeps").verdict == render.HOLDS
 
 
 def kth(claims_of: dict) -> list[render.Claim]:

@@ -115,7 +115,8 @@ def test_generated_trace_replays_without_corruption(hk, available, peer, seed, t
     t = write_hkb(tmp_path / "gen.hkb", recs)
     res = run(t, peer, binary=hk, arena=64 * 1024, series=50, heapmap=5)
     rep = res["replay"]
-    assert res["allocator"] == {"name": peer, "family": "peer", "in_arena": True, "pad": 0}
+    assert res["allocator"] == {"name": peer, "family": "peer", "in_arena": True, "pad": 0,
+                                "second_region": 0}
     assert rep["completed_records"] == len(recs)
     assert rep["failures"]["total"] == 0
     assert_clean(rep)
@@ -278,3 +279,26 @@ def test_peers_refuse_tiny_arenas(hk, available, tmp_path):
     for peer in present:
         with pytest.raises(EngineError, match="refused an arena of 16 bytes"):
             run(t, peer, binary=hk, arena=16)
+
+
+def test_heap5_second_region_by_hand(hk, available, tmp_path):
+    """--second-region 1024 in a 4096-byte arena: heap_5 gets [0, 3072) and [3072, 4096), each
+    ending with its own 16-byte marker. A block of 2,900 fills the first, one of 500 goes to
+    the second, and one of 3,500 fits neither, although 4,064 bytes are free at the start."""
+    need(available, "freertos-heap5")
+    t = write_hkb(tmp_path / "two.hkb", [m(0, 2900), m(1, 500), f(0), f(1), m(2, 3500)])
+    res = run(t, "freertos-heap5", binary=hk, arena=4096, second_region=1024, series=5, heapmap=5)
+    rep = res["replay"]
+    assert rep["memory"]["capacity"] == (3072 - FREERTOS_HEADER) + (1024 - FREERTOS_HEADER)
+    snaps = {sn["record"]: sn["blocks"] for sn in rep["heapmap"]["snapshots"]}
+    assert snaps[1] == [[0, 2920, 1], [2920, 3056 - 2920, 0], [3072, 520, 1], [3592, 4080 - 3592, 0]]
+    # every block freed: one free block per region, never merged across the boundary
+    assert snaps[3] == [[0, 3056, 0], [3072, 1008, 0]]
+    assert rep["failures"]["total"] == 1 and rep["failures"]["first_failure_record"] == 4
+    assert res["allocator"]["second_region"] == 1024
+    assert rep["series"]["free_blocks"][3] == 2   # heap_5's own count, less its inner end marker
+    assert_clean(rep)
+    with pytest.raises(EngineError, match="only freertos-heap5 takes several regions"):
+        run(t, "tlsf", binary=hk, second_region=1024)
+    with pytest.raises(EngineError, match="too small"):
+        run(t, "freertos-heap5", binary=hk, arena=1024, second_region=1024)

@@ -234,6 +234,12 @@ def hand_made() -> dict:
                                                              "max_heap": 11656}
                                                    if a.startswith("seqfit") else None)}
               for a, f in ALLOCS]
+    # heap_5 over the BL602's two regions: one free block per region at the end and fresh
+    regions = [{"allocator": "freertos-heap5", "trace": t,
+                "result": _result("freertos-heap5", t, 95, family="peer"),
+                "heapmap_stats": [{"record": 1, "free_blocks": 2, "largest_free": 160368,
+                                   "smallest_free": 40944, "free_bytes": 201312, "used_blocks": 0,
+                                   "merged": False}]} for t in ("buddy-paper", "probe")]
     itc_min = [{"allocator": a, "arena": 40000 + 16 * k,
                 "result": _result(a, "itc", 90 + k, family=f)}
                for k, (a, f) in enumerate(ALLOCS) if f != "system"]
@@ -246,7 +252,7 @@ def hand_made() -> dict:
             "traces": {t: {"kind": "workload", "label": f"trace {t}", "note": ""} for t in TRACES},
             "extra": {"kth_levels": levels, "kth_windows": windows, "cse3320_single": single,
                       "merge_reference": refs, "itc_size": [], "itc_min": itc_min,
-                      "cse3320": hand_cse3320()}}
+                      "heap5_regions": regions, "cse3320": hand_cse3320()}}
 
 
 DMM_TRACES = ("httpx250", "thin-spikes", "fat-spikes", "plateau", "ramp")
@@ -447,6 +453,9 @@ def test_buddy_freertos_tables(hand_page):
     assert "no:" in heap5_row
     buddy_row = re.search(r"<td>buddy</td>.*?</tr>", sec.split("Table 4")[1]).group(0)
     assert "yes:" in buddy_row
+    # heap_5 over the BL602's two regions: 2 free blocks at the end, as many as fresh
+    bl602 = re.search(r"<td>freertos-heap5, BL602 regions</td>.*?</tr>", sec.split("Table 4")[1]).group(0)
+    assert ">40,944</td>" in bl602 and "yes:" in bl602
     # Tables 5/6: min / mean / max of buddy's malloc on buddy-paper
     t = data["runs"][0]["result"]["replay"]["timing"]
     for k in ("min", "p50", "p99", "max"):
@@ -458,7 +467,7 @@ def test_verdicts_follow_the_measurements(hand_page):
     data, page = hand_page
     # hand_made: heap5 ends with 3 free blocks (a fresh heap has 1), buddy with 1
     claims = rep.seed_claims(data)["buddy-freertos"]
-    heap5 = next(c for c in claims if c.claim.startswith("heap_5"))
+    heap5 = next(c for c in claims if c.claim.startswith("Table 4: the free blocks heap_5"))
     buddy = next(c for c in claims if c.claim.startswith("the buddy"))
     assert heap5.verdict == render.HOLDS and buddy.verdict == render.HOLDS
     sec = sections(page)["buddy-freertos"]
@@ -467,7 +476,8 @@ def test_verdicts_follow_the_measurements(hand_page):
     for r in merged["runs"]:
         if r["allocator"] == "freertos-heap5" and r["trace"] == "buddy-paper":
             r["result"]["replay"]["heapmap"]["snapshots"][-1]["blocks"] = [[0, 512, 0]]
-    heap5 = next(c for c in rep.seed_claims(merged)["buddy-freertos"] if c.claim.startswith("heap_5"))
+    heap5 = next(c for c in rep.seed_claims(merged)["buddy-freertos"]
+                 if c.claim.startswith("Table 4: the free blocks heap_5"))
     assert heap5.verdict == render.FAILS
     md = rep.claims_markdown(data)
     assert md.startswith("## buddy-freertos") and "**holds**" in md

@@ -25,7 +25,11 @@
  * so that footprints are offsets from the arena's first byte and the
  * smallest working arena is the configTOTAL_HEAP_SIZE a FreeRTOS user would
  * need, the same meaning as for heapkit's allocators.
- *   - heap_5 takes a run-time region: vPortDefineHeapRegions({arena, size}).
+ *   - heap_5 takes run-time regions: vPortDefineHeapRegions({arena, size}),
+ *     or, after lab_freertos_heap5_second_region(top), two: the arena's top
+ *     `top` bytes become a second region, as the BL602 SDK gives heap_5 its
+ *     heap_wifi memory beside the main heap. heap_5 ends each region with
+ *     its own end marker, so no block ever spans or merges across the two.
  *   - heap_2 and heap_4 only know ucHeap[configTOTAL_HEAP_SIZE], a
  *     compile-time array. With configAPPLICATION_ALLOCATED_HEAP = 1 the
  *     application supplies ucHeap; here configTOTAL_HEAP_SIZE is a run-time
@@ -107,13 +111,20 @@ typedef struct frtos_api {
     size_t *total_heap_size;                  /* heap_2/heap_4 only */
 } frtos_api_t;
 
+/* Where one region's blocks lie. */
+typedef struct frtos_region {
+    uint8_t *first; /* first block */
+    uint8_t *end;   /* one past the last block: heap_4/5's end marker */
+} frtos_region_t;
+
 typedef struct frtos_heap {
     hk_heap_t heap;
     const frtos_api_t *api;
     const uint8_t *lo; /* the arena */
     const uint8_t *hi;
-    uint8_t *first;    /* first block */
-    uint8_t *end;      /* one past the last block: heap_4/5's end marker */
+    frtos_region_t region[2];
+    unsigned regions;  /* 1, or 2 for heap_5 with a second region */
+    size_t second;     /* heap_5: bytes of the arena's top that make() gives a second region (0: none) */
     size_t used_gross; /* gross bytes of used blocks, for heap_2's low-water mark */
     size_t peak_gross;
     size_t asserts;    /* failed configASSERTs */
@@ -128,7 +139,24 @@ static size_t gross_of(const frtos_link_t *b) { return b->size & ~FRTOS_USED_BIT
 
 static int in_arena(const frtos_heap_t *h, const void *p)
 {
-    return (const uint8_t *)p >= h->first + FRTOS_HEADER && (const uint8_t *)p < h->end;
+    unsigned i;
+    for (i = 0; i < h->regions; i++) {
+        if ((const uint8_t *)p >= h->region[i].first + FRTOS_HEADER && (const uint8_t *)p < h->region[i].end) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Bytes the blocks of every region cover. */
+static size_t heap_span(const frtos_heap_t *h)
+{
+    size_t n = 0;
+    unsigned i;
+    for (i = 0; i < h->regions; i++) {
+        n += (size_t)(h->region[i].end - h->region[i].first);
+    }
+    return n;
 }
 
 static void note_assert(frtos_heap_t *h)
@@ -229,15 +257,14 @@ static void *frtos_realloc(hk_heap_t *heap, void *ptr, size_t size)
     return moved;
 }
 
-static void frtos_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
+static void walk_region(const frtos_region_t *r, hk_walk_fn visit, void *ctx)
 {
-    frtos_heap_t *h = (frtos_heap_t *)heap;
-    uint8_t *p = h->first;
-    while (p < h->end) {
+    uint8_t *p = r->first;
+    while (p < r->end) {
         const frtos_link_t *b = (const frtos_link_t *)(void *)p;
         hk_block_info_t info;
         size_t gross = gross_of(b);
-        if (gross < FRTOS_HEADER || gross > (size_t)(h->end - p)) {
+        if (gross < FRTOS_HEADER || gross > (size_t)(r->end - p)) {
             return; /* corrupt: check() says so */
         }
         info.start = p;
@@ -247,6 +274,15 @@ static void frtos_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
         info.used = (b->size & FRTOS_USED_BIT) != 0;
         visit(ctx, &info);
         p += gross;
+    }
+}
+
+static void frtos_walk(hk_heap_t *heap, hk_walk_fn visit, void *ctx)
+{
+    const frtos_heap_t *h = (const frtos_heap_t *)heap;
+    unsigned i;
+    for (i = 0; i < h->regions; i++) {
+        walk_region(&h->region[i], visit, ctx);
     }
 }
 
@@ -265,9 +301,25 @@ static void tally_block(void *ctx, const hk_block_info_t *b)
 
 static void frtos_tally(frtos_heap_t *h, frtos_tally_t *ft)
 {
-    peer_tally_start(&ft->t, h->first);
+    unsigned i;
+    peer_tally_start(&ft->t, h->region[0].first);
     ft->bad_used = 0;
-    frtos_walk(&h->heap, tally_block, ft);
+    for (i = 0; i < h->regions; i++) {
+        /* Each region's blocks tile it from its own first block; free blocks in two regions are not neighbours. */
+        ft->t.expect = h->region[i].first;
+        ft->t.prev_free = 0;
+        walk_region(&h->region[i], tally_block, ft);
+    }
+}
+
+/*
+ * heap_5's vPortGetHeapStats() counts the end marker of every region but the
+ * last, a 0-byte block on its free list, as a free block: the real count is
+ * that many fewer.
+ */
+static size_t free_blocks_of(const frtos_heap_t *h, const HeapStats_t *hs)
+{
+    return hs->xNumberOfFreeBlocks - (h->regions - 1u);
 }
 
 static void frtos_stats(hk_heap_t *heap, hk_stats_t *out)
@@ -281,7 +333,7 @@ static void frtos_stats(hk_heap_t *heap, hk_stats_t *out)
         out->min_ever_free = h->api->min_ever_free();
         out->largest_free = hs.xSizeOfLargestFreeBlockInBytes;
         out->smallest_free = hs.xNumberOfFreeBlocks != 0 ? hs.xSizeOfSmallestFreeBlockInBytes : 0;
-        out->free_blocks = hs.xNumberOfFreeBlocks;
+        out->free_blocks = free_blocks_of(h, &hs);
     } else {
         frtos_tally_t t;
         frtos_tally(h, &t);
@@ -298,7 +350,7 @@ static hk_check_t frtos_check(hk_heap_t *heap)
         return 1; /* the heap itself saw misuse or corruption */
     }
     frtos_tally(h, &t);
-    if (t.t.covered != (size_t)(h->end - h->first)) {
+    if (t.t.covered != heap_span(h)) {
         return 2; /* the blocks do not tile the heap */
     }
     if (t.t.free_bytes != h->api->free_heap_size()) {
@@ -313,7 +365,7 @@ static hk_check_t frtos_check(hk_heap_t *heap)
     if (h->api->heap_stats != NULL) {
         HeapStats_t hs;
         h->api->heap_stats(&hs);
-        if (hs.xNumberOfFreeBlocks != t.t.free_blocks) {
+        if (free_blocks_of(h, &hs) != t.t.free_blocks) {
             return 6;
         }
         if (t.t.adjacent_free) {
@@ -329,8 +381,8 @@ static int frtos_owns(const hk_heap_t *heap, const void *ptr)
     return peer_in_arena(h->lo, h->hi, ptr);
 }
 
-/* Where the heap's initialisation will put its first block and its end, so make() can refuse arenas it cannot use. */
-static int frtos_geometry(frtos_heap_t *h, uint8_t *arena, size_t size)
+/* Where the heap's initialisation will put a region's first block and its end, so make() can refuse arenas it cannot use. */
+static int frtos_geometry(const frtos_heap_t *h, frtos_region_t *r, uint8_t *arena, size_t size)
 {
     uintptr_t start = align_up((uintptr_t)arena);
     uintptr_t skip = start - (uintptr_t)arena;
@@ -351,8 +403,8 @@ static int frtos_geometry(frtos_heap_t *h, uint8_t *arena, size_t size)
             return 0;
         }
     }
-    h->first = (uint8_t *)start;
-    h->end = (uint8_t *)end;
+    r->first = (uint8_t *)start;
+    r->end = (uint8_t *)end;
     return 1;
 }
 
@@ -360,9 +412,12 @@ static hk_heap_t *frtos_make(frtos_heap_t *h, const hk_ops_t *ops, void *arena, 
 {
     const frtos_api_t *api = h->api;
     hk_status_t st = HK_OK;
+    size_t main_size = size - (h->second < size ? h->second : size);
+    h->regions = h->second != 0 ? 2u : 1u;
     if (arena == NULL || h->live) {
         st = HK_EINVAL;
-    } else if (!frtos_geometry(h, arena, size)) {
+    } else if (!frtos_geometry(h, &h->region[0], arena, main_size) ||
+               (h->regions == 2 && !frtos_geometry(h, &h->region[1], (uint8_t *)arena + main_size, h->second))) {
         st = HK_ETOOSMALL;
     }
     if (st != HK_OK) {
@@ -372,11 +427,14 @@ static hk_heap_t *frtos_make(frtos_heap_t *h, const hk_ops_t *ops, void *arena, 
         return NULL;
     }
     if (api->kind == 5) {
-        HeapRegion_t regions[2];
+        HeapRegion_t regions[3];
+        memset(regions, 0, sizeof(regions)); /* the list ends with {NULL, 0} */
         regions[0].pucStartAddress = arena;
-        regions[0].xSizeInBytes = size;
-        regions[1].pucStartAddress = NULL;
-        regions[1].xSizeInBytes = 0;
+        regions[0].xSizeInBytes = main_size;
+        if (h->regions == 2) {
+            regions[1].pucStartAddress = (uint8_t *)arena + main_size;
+            regions[1].xSizeInBytes = h->second;
+        }
         api->reset();
         api->define_regions(regions);
     } else {
@@ -395,7 +453,7 @@ static hk_heap_t *frtos_make(frtos_heap_t *h, const hk_ops_t *ops, void *arena, 
     h->heap.stats.capacity = api->free_heap_size();
     h->heap.stats.free_bytes = h->heap.stats.capacity;
     h->heap.stats.min_ever_free = h->heap.stats.capacity;
-    if (h->heap.stats.capacity != (size_t)(h->end - h->first)) {
+    if (h->heap.stats.capacity != heap_span(h)) {
         /* the heap laid itself out differently from what this adapter walks: do not pretend */
         if (status != NULL) {
             *status = HK_EINVAL;
@@ -495,6 +553,8 @@ static const frtos_api_t frtos5_api = {5,
                                        NULL};
 static frtos_heap_t frtos5_heap = {.api = &frtos5_api};
 FRTOS_OPS(5);
+
+void lab_freertos_heap5_second_region(size_t top) { frtos5_heap.second = top; }
 #endif
 
 #endif
