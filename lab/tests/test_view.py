@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from heapkit import engine
 from heapkit.annotations import Annotations, side_path
 from heapkit.cli import main
 from heapkit.leaks import _blocks, analyse
-from heapkit.trace import TraceBuilder, live_bytes
+from heapkit.trace import Trace, TraceBuilder, live_bytes
 from heapkit.view import live_ids_at, load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,25 +188,41 @@ def test_browser_loads_without_console_errors(browser, page):
     assert errors == []
 
 
+def walk_at(trace_path: Path, alloc: str, arena: int, record: int) -> list[list[int]]:
+    """The engine's walk of *alloc* just after *record*: [offset, size, owner] (-1 free), from a
+    replay of the trace's prefix ending there (the replay is deterministic) on the same arena."""
+    trace, _ = load(trace_path)
+    prefix = Trace(trace.records[:record + 1], "prefix")
+    snap = engine.replay(prefix, alloc, arena=arena, series=0, heapmap=1, heapmap_owners=True,
+                         timing=False)["replay"]["heapmap"]["snapshots"][0]
+    assert snap["record"] == record and not snap["merged"]
+    return [[o, s, -1 if not u else w] for (o, s, u), w in zip(snap["blocks"], snap["owners"])]
+
+
 def test_browser_cursor_and_block_under_address(browser, page, fw):
     browser.get(page.as_uri())
     d = page_data(page.read_text())
     tlsf = d["allocators"][0]
-    snap = tlsf["snapshots"][len(tlsf["snapshots"]) // 2]
-    # The middle snapshot's first used block with an owner, asked for one byte inside it.
-    blocks = snap["blocks"]
-    k = next(i for i in range(0, len(blocks), 3) if blocks[i + 2] >= 0)
-    off, size, owner = blocks[k:k + 3]
-    browser.execute_script("window.heapkitView.setCursor(arguments[0])", snap["record"])
-    assert f"record {snap['record']}" in browser.find_element("id", "readout").text
+    snaps = {s["record"] for s in tlsf["snapshots"]}
+    # A record that is no snapshot's, in the middle; the walk there (not the page's data) gives the
+    # used block asked for by one byte inside it.
+    rec = next(r for r in range(d["records"] // 2, d["records"]) if r not in snaps)
+    walk = walk_at(fw, "tlsf", tlsf["arena"], rec)
+    off, size, owner = next(blk for blk in walk if blk[2] >= 0 and int(_blocks(*load(fw)).born[blk[2]]) < rec - 10)
+    browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
+    assert f"record {rec}" in browser.find_element("id", "readout").text
     got = browser.execute_script("return window.heapkitView.blockAt('tlsf', arguments[0])", off + size // 2)
     trace, ann = load(fw)
     b = _blocks(trace, ann)
-    assert got["record"] == snap["record"] and got["offset"] == off and got["size"] == size
+    assert got["record"] == rec and got["offset"] == off and got["size"] == size
     assert got["owner"] == owner and got["used"] is True
     assert got["request"] == int(b.sizes[owner]) and got["caller"] == f"0x{int(b.callers[owner]):x}"
     assert got["task"] == TASKS[int(b.tids[owner])]
-    assert got["age"] == snap["record"] - int(b.born[owner])
+    assert got["age"] == rec - int(b.born[owner])
+    # A byte inside a free block there is free.
+    foff, fsize, _ = next(blk for blk in walk if blk[2] == -1)
+    assert browser.execute_script("return window.heapkitView.blockAt('tlsf', arguments[0])",
+                                  foff + fsize // 2)["used"] is False
     # A real mouse click in the middle of the plot (it spans x = 50 .. width - 10) moves the cursor there.
     from selenium.webdriver.common.action_chains import ActionChains
     tl = browser.find_element("id", "timeline")
@@ -214,10 +231,48 @@ def test_browser_cursor_and_block_under_address(browser, page, fw):
     assert abs(moved - 1500) <= 5
 
 
+@pytest.mark.parametrize("alloc", ["tlsf", "buddy"])
+def test_browser_map_between_snapshots_is_the_walk_there(browser, page, fw, alloc):
+    """At records no snapshot holds, the page's map (its JS, in the browser) is the engine's walk
+    there: every used block with its extent and owner, every free block's bytes free; tlsf merges
+    a freed block with its free neighbours at once, so its free blocks are the walk's too."""
+    browser.get(page.as_uri())
+    d = page_data(page.read_text())
+    a = next(x for x in d["allocators"] if x["name"] == alloc)
+    snaps = sorted(s["record"] for s in a["snapshots"])
+    assert len(snaps) < d["records"] and browser.execute_script("return window.heapkitView.exact(arguments[0])", alloc)
+    # Just after a snapshot, the furthest from one, before the first, and the last record but one.
+    picks = [snaps[3] + 1, snaps[len(snaps) // 2] + 2, snaps[0] - 1, d["records"] - 2]
+    for rec in picks:
+        assert rec not in snaps
+        walk = walk_at(fw, alloc, a["arena"], rec)
+        browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
+        # One byte inside each block, and the first and last bytes of the used ones.
+        probes = [o + s // 2 for o, s, _ in walk] + [o for o, _, w in walk if w >= 0] + \
+            [o + s - 1 for o, s, w in walk if w >= 0]
+        got = browser.execute_script(
+            "return arguments[0].map((o) => window.heapkitView.blockAt(arguments[1], o))", probes, alloc)
+        want = walk + [blk for blk in walk if blk[2] >= 0] * 2
+        assert len(got) == len(want)
+        for g, (o, s, w) in zip(got, want):
+            assert g["record"] == rec
+            if w >= 0:
+                assert (g["used"], g["owner"], g["offset"], g["size"]) == (True, w, o, s), (rec, o)
+            else:
+                assert g["used"] is False, (rec, o)
+                if alloc == "tlsf":
+                    assert (g["offset"], g["size"]) == (o, s), (rec, o)
+
+
 def test_browser_by_caller_matches_the_trace(browser, page, fw):
     browser.get(page.as_uri())
     d = page_data(page.read_text())
-    rec = d["allocators"][0]["snapshots"][-1]["record"]
+    # A record that no snapshot holds, where the heap differs from the latest snapshot's before it.
+    trace, ann = load(fw)
+    b = _blocks(trace, ann)
+    snaps = [s["record"] for s in d["allocators"][0]["snapshots"]]
+    rec = next(r for r in range(snaps[-2] - 1, 0, -1) if r not in snaps and not np.array_equal(
+        live_ids_at(b, r), live_ids_at(b, max(s for s in snaps if s < r))))
     browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
     rows = browser.execute_script("return window.heapkitView.byCaller()")
     want = expected_by_caller(fw, rec)
