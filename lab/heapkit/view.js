@@ -55,6 +55,7 @@ function start(D, prev) {
     for (const k of kids) e.append(k);
     return e;
   };
+  const NUM = new Intl.NumberFormat(); // one formatter: toLocaleString makes one per call
   const fmtB = (b) => b >= 1048576 ? (b / 1048576).toFixed(2) + " MiB" : b >= 1024 ? (b / 1024).toFixed(1) + " KiB" : b + " B";
   const hex = (v) => "0x" + v.toString(16);
   const taskName = (tid) => D.tasks[String(tid)] || ("t" + tid);
@@ -137,7 +138,7 @@ function start(D, prev) {
   }
   function fill(t, rows) {
     const body = t.tBodies[0];
-    body.replaceChildren(...rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, typeof v === "number" ? v.toLocaleString() : v)))));
+    body.replaceChildren(...rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, typeof v === "number" ? NUM.format(v) : v)))));
   }
 
   // ---- timeline
@@ -337,12 +338,13 @@ function start(D, prev) {
       : `record ${snap.record}${snap.record !== state.cursor ? " (latest snapshot at or before the cursor: not the cursor's heap)" : ""}; ` +
         `${snap.blocks.length / 3} blocks shown of ${snap.walked} walked${snap.merged ? ", runs merged" : ""}` +
         `${snap.truncated ? ", highest dropped" : ""}`) + `; ${fmtB(per)} per pixel, ${fmtB(per * w)} per row`;
-    const b = snap.blocks;
-    for (let i = 0; i < b.length / 3; i++) {
-      const info = blockInfo(snap, i);
-      g.fillStyle = colorOf(info, state.cursor);
+    const b = snap.blocks, nb = b.length / 3;
+    for (let i = 0; i < nb; i++) {
       let p0 = Math.floor(b[3 * i] / per);
       const p1 = Math.min(rows * w, Math.max(p0 + 1, Math.floor((b[3 * i] + b[3 * i + 1]) / per)));
+      // A block within one pixel that the next block's pixel covers would be painted over.
+      if (p1 === p0 + 1 && i + 1 < nb && Math.floor(b[3 * i + 3] / per) === p0) continue;
+      g.fillStyle = colorOf(blockInfo(snap, i), state.cursor);
       while (p0 < p1) {
         const row = Math.floor(p0 / w), x0 = p0 % w, x1 = Math.min(w, x0 + (p1 - p0));
         // A pixel's gap after each block that is wide enough, so that neighbours stay apart.
@@ -385,8 +387,14 @@ function start(D, prev) {
         const o = snap.blocks[3 * i + 2];
         if (o < 0) continue;
         const k = idx(o), c = ids.caller[k], t = ids.tid[k], s = ids.size[k];
-        for (const [map, key] of [[byC, c], [byT, t]]) { const v = map.get(key) || [0, 0]; v[0] += s; v[1]++; map.set(key, v); }
-        const tt = tree.get(t) || new Map(); tt.set(c, (tt.get(c) || 0) + s); tree.set(t, tt);
+        let v = byC.get(c);
+        if (!v) byC.set(c, v = [0, 0]);
+        v[0] += s; v[1]++;
+        if (!(v = byT.get(t))) byT.set(t, v = [0, 0]);
+        v[0] += s; v[1]++;
+        let tt = tree.get(t);
+        if (!tt) tree.set(t, tt = new Map());
+        tt.set(c, (tt.get(c) || 0) + s);
       }
     }
     const sorted = (map) => [...map.entries()].sort((x, y) => y[1][0] - x[1][0] || y[1][1] - x[1][1] || x[0] - y[0]).slice(0, D.bounds.top);

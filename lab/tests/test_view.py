@@ -103,6 +103,10 @@ def test_view_writes_bounded_offline_page(fw, tmp_path, capsys):
     for a in d["allocators"]:
         assert sum(len(s["blocks"]) // 3 for s in a["snapshots"]) <= d["bounds"]["block_budget"]
         assert not any(s["merged"] for s in a["snapshots"])
+        # The exact map's columns: where each id's block went, 4 bytes each as base64.
+        assert set(a["between"]) == {"head", "tail", "offset", "usable"}
+        assert len(a["between"]["offset"]["b"]) == 4 * -(-4 * trace.n_ids // 3)
+    assert set(d["ids"]) == {"size", "birth", "caller", "tid", "pos", "end"}
     # At the peak the leaking caller holds the most.
     top = d["at_peak"]["by_caller"][0]
     assert d["callers"][top[0]] == f"0x{CALLERS[2]:x}"
@@ -122,6 +126,27 @@ def test_view_checkpoint_and_owner_ids_match_the_trace(fw, tmp_path):
     for snap in d["allocators"][0]["snapshots"][::97]:
         owners = {o for o in snap["blocks"][2::3] if o >= 0}
         assert owners == set(live_ids_at(b, snap["record"]).tolist())
+
+
+def test_view_past_the_exact_budget_shows_snapshots_and_says_so(fw, tmp_path, monkeypatch, browser):
+    from heapkit import view
+    monkeypatch.setattr(view, "EXACT_BUDGET", 2 * 3000 - 1)
+    out = tmp_path / "v.html"
+    assert main(["view", str(fw), "--alloc", "tlsf,buddy", "-o", str(out)]) == 0
+    d = page_data(out.read_text())
+    assert all("pass the page's bound (5,999)" in a["between"] for a in d["allocators"])
+    assert "pos" not in d["ids"] and "id" in d["ids"]
+    browser.get(out.as_uri())
+    snaps = browser.execute_script("return window.heapkitView.snapshotRecords('tlsf')")
+    rec = snaps[10] + 1
+    assert rec not in snaps and not browser.execute_script("return window.heapkitView.exact('tlsf')")
+    browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
+    off = browser.execute_script("return JSON.parse(document.getElementById('hk-data').textContent)"
+                                 ".allocators[0].snapshots[10].blocks[0]")
+    assert browser.execute_script("return window.heapkitView.blockAt('tlsf', arguments[0])", off)["record"] == snaps[10]
+    caption = browser.find_element("css selector", "#map-tlsf").find_element("xpath", "..").text
+    assert f"record {snaps[10]} (latest snapshot at or before the cursor: not the cursor's heap)" in caption
+    assert "not exact between them: the trace's 3,000 records x allocators pass" in browser.find_element("id", "app").text
 
 
 @pytest.mark.parametrize("argv, message", [
