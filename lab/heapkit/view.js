@@ -273,7 +273,7 @@ function start(D, prev) {
     const piece = (a, b, isNew) => {
       const n = out.length;
       if (n && out[n - 1] === -1 && (isNew || fresh[fresh.length - 1]) && out[n - 3] + out[n - 2] === a) {
-        out[n - 2] += b - a; fresh[fresh.length - 1] = true;
+        out[n - 2] += b - a; fresh[fresh.length - 1] = isNew;
       } else { out.push(a, b - a, -1); fresh.push(isNew); }
     };
     const free = (a, b) => {
@@ -333,8 +333,8 @@ function start(D, prev) {
     if (!snap) { m.cap.textContent = "before the first snapshot"; return; }
     m.cap.textContent = (snap.exact
       ? `record ${snap.record}, exact: ${snap.used} used blocks at their extents, owner and used/free of every byte; ` +
-        `free blocks as the walk at record ${snap.base == null ? "(none yet)" : snap.base} cut them where unchanged, ` +
-        `freed space merged with free neighbours`
+        (snap.base == null ? "free blocks: the free runs (no walk yet)"
+          : `free blocks as the walk at record ${snap.base} cut them where unchanged, freed space merged with free neighbours`)
       : `record ${snap.record}${snap.record !== state.cursor ? " (latest snapshot at or before the cursor: not the cursor's heap)" : ""}; ` +
         `${snap.blocks.length / 3} blocks shown of ${snap.walked} walked${snap.merged ? ", runs merged" : ""}` +
         `${snap.truncated ? ", highest dropped" : ""}`) + `; ${fmtB(per)} per pixel, ${fmtB(per * w)} per row`;

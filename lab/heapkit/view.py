@@ -24,10 +24,10 @@ What the page embeds is bounded whatever the trace's length:
   page says so);
 * the map between snapshots, for a trace of at most ``EXACT_BUDGET`` records
   x allocators: per trace id its request, caller, task, birth, the record
-  that creates it and the one that ends it (18 bytes), and per allocator
+  that creates it and the one that ends it (22 bytes), and per allocator
   where the block went (``hk-replay --placements``: payload offset and
-  usable bytes, 8 bytes), as base64 typed arrays: (18 + 8 x allocators)
-  x 4/3 bytes per id, so at most 104 MB of page (one allocator, 3 million
+  usable bytes, 8 bytes), as base64 typed arrays: (22 + 8 x allocators)
+  x 4/3 bytes per id, so at most 200 MB of page (one allocator, 5 million
   ids). The page computes the map at the cursor's record from them: the
   used blocks are those live there, at their exact extents (the engine
   checked each walked block's ``gross`` relation); the free space is the
@@ -61,7 +61,7 @@ BUCKETS = 2000
 SNAPSHOTS = 1000
 BLOCK_BUDGET = 300_000
 MIN_SNAPSHOTS = 50
-EXACT_BUDGET = 3_000_000
+EXACT_BUDGET = 5_000_000
 TOP = 200
 ASSETS = Path(__file__).resolve().parent
 
@@ -157,7 +157,7 @@ def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_
     if not exact:
         between = f"the trace's {n:,} records x allocators pass the page's bound ({EXACT_BUDGET:,})"
     elif gross is None:
-        between = "its walked blocks differ in how far their headers reach"
+        between = "its walks saw no used block, or blocks reaching differently around their payloads"
     elif res["arena"]["size"] >= 2**31:
         between = "its arena is 2 GiB or more"
     else:

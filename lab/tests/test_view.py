@@ -289,6 +289,36 @@ def test_browser_map_between_snapshots_is_the_walk_there(browser, page, fw, allo
                     assert (g["offset"], g["size"]) == (o, s), (rec, o)
 
 
+EVERY_RECORD = """
+const [name, d] = arguments, bad = [];
+const a = d.allocators.find((x) => x.name === name);
+for (const s of a.snapshots) {
+  window.heapkitView.setCursor(s.record);
+  for (let i = 0; i < s.blocks.length; i += 3) {
+    const [off, size, owner] = s.blocks.slice(i, i + 3);
+    if (owner === -1) continue;
+    const g = window.heapkitView.blockAt(name, off + (size >> 1));
+    if (!g || g.record !== s.record || !g.used || g.owner !== owner || g.offset !== off || g.size !== size)
+      bad.push([s.record, off, size, owner, g]);
+  }
+}
+return [a.snapshots.length, bad.slice(0, 5)];
+"""
+
+
+@pytest.mark.parametrize("alloc", ["tlsf", "buddy"])
+def test_browser_used_blocks_exact_at_every_record(browser, tmp_path, alloc):
+    """A trace short enough for a walk at every record: at each, every used block the walk saw is
+    the page's block there, which it computes from where the blocks went, not from the walk."""
+    fw = make_trace(tmp_path / "short.hkb", records=500, seed=3)
+    out = tmp_path / "v.html"
+    assert main(["view", str(fw), "--alloc", alloc, "-o", str(out)]) == 0
+    browser.get(out.as_uri())
+    assert browser.execute_script("return window.heapkitView.exact(arguments[0])", alloc)
+    walks, bad = browser.execute_script(EVERY_RECORD, alloc, page_data(out.read_text()))
+    assert walks == 500 and bad == []
+
+
 def test_browser_by_caller_matches_the_trace(browser, page, fw):
     browser.get(page.as_uri())
     d = page_data(page.read_text())
