@@ -588,8 +588,8 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
 
 int main(int argc, char **argv)
 {
-    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_HEAPMAP_OWNERS, OPT_PLACEMENTS, OPT_NO_TIMING, OPT_PROGRESS,
-           OPT_JSON, OPT_SEARCH, OPT_LIST, OPT_HELP };
+    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_HEAPMAP_OWNERS,
+           OPT_PLACEMENTS, OPT_NO_TIMING, OPT_PROGRESS, OPT_JSON, OPT_SEARCH, OPT_LIST, OPT_HELP };
     static const struct option longopts[] = {{"trace", required_argument, NULL, OPT_TRACE},
                                              {"alloc", required_argument, NULL, OPT_ALLOC},
                                              {"arena", required_argument, NULL, OPT_ARENA},

@@ -168,15 +168,17 @@ def _run(argv: list[str], *, binary: str | os.PathLike | None = None,
 
 def replay(trace_path: Any, allocator: str, arena: int | None = None, series: int = 200,
            heapmap: int = 0, timing: bool = True, *, heapmap_cap: int | None = None,
-           heapmap_owners: bool = False, placements: str | os.PathLike | None = None, pad: int = 0, preload: str | None = None,
-           binary: str | os.PathLike | None = None, progress: Callable[[int], None] | None = None) -> dict:
+           heapmap_owners: bool = False, placements: str | os.PathLike | None = None, pad: int = 0,
+           preload: str | None = None, binary: str | os.PathLike | None = None,
+           progress: Callable[[int], None] | None = None) -> dict:
     """Replay a trace against *allocator*; the engine's JSON result as a dict.
 
     arena: bytes (default: the engine's, max(64 KiB, 4 x peak live requested),
     refused at the engine's memory limit); series: hk_get_stats samples (0 for
     none); heapmap: hk_walk snapshots (heapmap_owners: with the trace id each used
-    block holds); placements: a file the engine writes, per trace id, its block's payload
-    offset and usable bytes (little-endian int64 pairs, -1 -1: never placed); timing: time every call; pad: bytes added to every request the
+    block holds); placements: a file the engine writes, per trace id, its block's
+    payload offset and usable bytes (little-endian int64 pairs, -1 -1: never placed);
+    timing: time every call; pad: bytes added to every request the
     allocator sees (a larger per-block header); preload: an LD_PRELOAD for the
     "system" entry (e.g. a libmimalloc.so path); binary: another engine build;
     progress: called with the records replayed so far.

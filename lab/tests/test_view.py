@@ -146,7 +146,8 @@ def test_view_past_the_exact_budget_shows_snapshots_and_says_so(fw, tmp_path, mo
     assert browser.execute_script("return window.heapkitView.blockAt('tlsf', arguments[0])", off)["record"] == snaps[10]
     caption = browser.find_element("css selector", "#map-tlsf").find_element("xpath", "..").text
     assert f"record {snaps[10]} (latest snapshot at or before the cursor: not the cursor's heap)" in caption
-    assert "not exact between them: the trace's 3,000 records x allocators pass" in browser.find_element("id", "app").text
+    note = browser.find_element("id", "app").text
+    assert "not exact between them: the trace's 3,000 records x allocators pass" in note
 
 
 @pytest.mark.parametrize("argv, message", [
