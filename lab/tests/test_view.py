@@ -128,14 +128,23 @@ def test_view_checkpoint_and_owner_ids_match_the_trace(fw, tmp_path):
         assert owners == set(live_ids_at(b, snap["record"]).tolist())
 
 
-def test_view_past_the_exact_budget_shows_snapshots_and_says_so(fw, tmp_path, monkeypatch, browser):
+def past_the_budget(fw, tmp_path, monkeypatch) -> Path:
+    """The page of *fw* (3,000 records, two allocators) with the exact budget one short of it."""
     from heapkit import view
     monkeypatch.setattr(view, "EXACT_BUDGET", 2 * 3000 - 1)
     out = tmp_path / "v.html"
     assert main(["view", str(fw), "--alloc", "tlsf,buddy", "-o", str(out)]) == 0
-    d = page_data(out.read_text())
+    return out
+
+
+def test_view_past_the_exact_budget_embeds_snapshots_only(fw, tmp_path, monkeypatch):
+    d = page_data(past_the_budget(fw, tmp_path, monkeypatch).read_text())
     assert all("pass the page's bound (5,999)" in a["between"] for a in d["allocators"])
     assert "pos" not in d["ids"] and "id" in d["ids"]
+
+
+def test_browser_past_the_exact_budget_shows_snapshots_and_says_so(fw, tmp_path, monkeypatch, browser):
+    out = past_the_budget(fw, tmp_path, monkeypatch)
     browser.get(out.as_uri())
     snaps = browser.execute_script("return window.heapkitView.snapshotRecords('tlsf')")
     rec = snaps[10] + 1
