@@ -7,8 +7,9 @@ chosen allocator at the cursor, who holds memory at the cursor and at the
 peak, an icicle by task and caller, and the leaks.  The numbers come from
 the rest of the lab: the trace's own live bytes (:mod:`heapkit.trace`),
 the engine's replay of each allocator (:mod:`heapkit.engine`: its sampled
-series and its heap-map snapshots, whose used blocks name the trace id
-holding them) and the leak analysis (:mod:`heapkit.leaks`).
+series, its heap-map snapshots, whose used blocks name the trace id
+holding them, and where it put each id's block) and the leak analysis
+(:mod:`heapkit.leaks`).
 
 What the page embeds is bounded whatever the trace's length:
 
