@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: MIT
 """The screenshots of docs/viewer.md, and the timings it quotes, from real traces.
 
-    .venv/bin/python tools/viewer_shots.py FIRMWARE.hkfw FIRMWARE.elf [--out docs/img]
+    .venv/bin/python tools/viewer_shots.py [FIRMWARE.hkfw FIRMWARE.elf] [--out docs/img]
+        [--scale TRACE] [--alloc A[,B]]
 
 FIRMWARE.hkfw is the recorder's stream of the firmware-trace example (make firmware-trace
-leaves build/firmware-trace/tlsf.hkfw and fw_tlsf.elf); the scale figures are measured on
-data/traces/aosp/surfaceflinger.zip. Headless Debian chromium through selenium, as the
-tests drive it; prints the page sizes, load and cursor times.
+leaves build/firmware-trace/tlsf.hkfw and fw_tlsf.elf; without them, no firmware shots); the
+scale figures are measured on --scale (default data/traces/aosp/surfaceflinger.zip) with
+--alloc (default tlsf,buddy). Headless Debian chromium through selenium, as the tests drive
+it; prints the page size, load and cursor times: 19 places across the trace, and a drag (the
+cursor moved one record at a time, 50 times, from the middle).
 """
 
 from __future__ import annotations
@@ -49,49 +52,62 @@ def shot(d, element_id: str, path: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("stream")
-    ap.add_argument("elf")
+    ap.add_argument("stream", nargs="?")
+    ap.add_argument("elf", nargs="?")
     ap.add_argument("--out", default=str(ROOT / "docs" / "img"))
+    ap.add_argument("--scale", default=str(ROOT / "data" / "traces" / "aosp" / "surfaceflinger.zip"))
+    ap.add_argument("--alloc", default="tlsf,buddy")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="heapkit-shots-"))
     d = browser(str(tmp / "profile"))
     try:
-        fw = tmp / "fw.html"
-        view(a.stream, fw, "--alloc", "tlsf,freertos-heap4", "--elf", a.elf, "--checkpoint", "steady")
-        d.get(fw.as_uri())
-        rec = d.execute_script("return window.heapkitView.snapshotRecords('tlsf')")
-        d.execute_script("window.heapkitView.setCursor(arguments[0])", rec[len(rec) * 3 // 4])
-        d.execute_script("document.getElementById('colorby').value = 'task';"
-                         "document.getElementById('colorby').dispatchEvent(new Event('change'))")
-        # Hover a used block in the middle of the tlsf map: its tooltip.
-        from selenium.webdriver.common.action_chains import ActionChains
-        ActionChains(d).move_to_element(d.find_element("id", "map-tlsf")).perform()
-        shot(d, "app", out / "viewer-page.png")
-        shot(d, "icicle", out / "viewer-icicle.png")
-        shot(d, "leaks", out / "viewer-leaks.png")
-
-        sf = tmp / "sf.html"
-        build_s = view(str(ROOT / "data" / "traces" / "aosp" / "surfaceflinger.zip"), sf, "--alloc", "tlsf,buddy")
-        t0 = time.time()
-        d.get(sf.as_uri())
-        wall = time.time() - t0
-        ready = d.execute_script("return window.heapkitView.ready")
-        n = d.execute_script("return JSON.parse(document.getElementById('hk-data').textContent).records")
-        times = [d.execute_script("return window.heapkitView.setCursor(arguments[0])", int(n * f / 20))
-                 for f in range(1, 20)]
-        d.execute_script("document.getElementById('colorby').value = 'task';"
-                         "document.getElementById('colorby').dispatchEvent(new Event('change'))")
-        shot(d, "app", out / "viewer-surfaceflinger.png")
-        times.sort()
-        print(f"surfaceflinger.zip: {n:,} records; heapkit view {build_s:.1f} s; page {sf.stat().st_size:,} bytes; "
-              f"load {wall:.2f} s (page ready {ready:.0f} ms after navigation start); cursor to 19 places: "
-              f"median {times[9]:.0f} ms, max {times[-1]:.0f} ms")
+        if a.stream:
+            firmware_shots(d, a.stream, a.elf, tmp / "fw.html", out)
+        scale(d, a.scale, a.alloc, tmp / "scale.html", out)
     finally:
         d.quit()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+def firmware_shots(d, stream: str, elf: str, fw: Path, out: Path) -> None:
+    view(stream, fw, "--alloc", "tlsf,freertos-heap4", "--elf", elf, "--checkpoint", "steady")
+    d.get(fw.as_uri())
+    rec = d.execute_script("return window.heapkitView.snapshotRecords('tlsf')")
+    d.execute_script("window.heapkitView.setCursor(arguments[0])", rec[len(rec) * 3 // 4])
+    d.execute_script("document.getElementById('colorby').value = 'task';"
+                     "document.getElementById('colorby').dispatchEvent(new Event('change'))")
+    # Hover a used block in the middle of the tlsf map: its tooltip.
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(d).move_to_element(d.find_element("id", "map-tlsf")).perform()
+    shot(d, "app", out / "viewer-page.png")
+    shot(d, "icicle", out / "viewer-icicle.png")
+    shot(d, "leaks", out / "viewer-leaks.png")
+
+
+def scale(d, trace: str, alloc: str, sf: Path, out: Path) -> None:
+    build_s = view(trace, sf, "--alloc", alloc)
+    t0 = time.time()
+    d.get(sf.as_uri())
+    wall = time.time() - t0
+    ready = d.execute_script("return window.heapkitView.ready")
+    n = d.execute_script("return window.heapkitView.records")
+    times = [d.execute_script("return window.heapkitView.setCursor(arguments[0])", int(n * f / 20))
+             for f in range(1, 20)]
+    drag = sorted(d.execute_script("return window.heapkitView.setCursor(arguments[0])", n // 2 + k)
+                  for k in range(1, 51))
+    exact = d.execute_script("return arguments[0].split(',').map((a) => window.heapkitView.exact(a))", alloc)
+    d.execute_script("document.getElementById('colorby').value = 'task';"
+                     "document.getElementById('colorby').dispatchEvent(new Event('change'))")
+    if Path(trace).name == "surfaceflinger.zip":
+        shot(d, "app", out / "viewer-surfaceflinger.png")
+    times.sort()
+    print(f"{Path(trace).name} --alloc {alloc}: {n:,} records; map exact: {exact}; heapkit view {build_s:.1f} s; "
+          f"page {sf.stat().st_size:,} bytes; load {wall:.2f} s (page ready {ready:.0f} ms after navigation "
+          f"start); cursor to 19 places: median {times[9]:.0f} ms, max {times[-1]:.0f} ms; drag (50 "
+          f"records): median {drag[25]:.0f} ms, max {drag[-1]:.0f} ms")
 
 
 if __name__ == "__main__":

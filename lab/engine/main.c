@@ -4,7 +4,8 @@
  * what it cost (docs/metrics.md, docs/results-format.md).
  *
  *   hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--second-region BYTES]
- *             [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress]
+ *             [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--placements FILE]
+ *             [--no-timing] [--progress]
  *             [--json FILE|-]
  *   hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]
  *   hk-replay --list [--json FILE|-]
@@ -16,6 +17,12 @@
  * --second-region (freertos-heap5 only) gives heap_5 the arena's top BYTES as
  * a second region, as a board with two memories does (the BL602 SDK's
  * heap_wifi): heap_5 never merges across regions.
+ *
+ * --placements writes FILE: per trace id, two little-endian int64, the offset
+ * from the arena start of what the allocator returned for it and its usable
+ * bytes (-1 -1: never placed in the arena). With the heap maps' gross
+ * relation (docs/results-format.md) it gives every block's extent at every
+ * record, which heapkit view replays between snapshots.
  *
  * Exit status: 0 done (allocation failures and corruptions are results, not
  * errors), 2 bad arguments or input (one line on stderr naming the file and
@@ -55,7 +62,8 @@
 
 static const char usage[] =
     "usage: hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--second-region BYTES]\n"
-    "                 [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--no-timing] [--progress]\n"
+    "                 [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--placements FILE]\n"
+    "                 [--no-timing] [--progress]\n"
     "                 [--json FILE|-]\n"
     "       hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]\n"
     "       hk-replay --list [--json FILE|-]\n";
@@ -296,8 +304,32 @@ static void write_report(lab_run_t *run, const char *json, double t0)
     close_output(f, json);
 }
 
+/* --placements: per id (offset, usable) as little-endian int64, -1 for an id never placed in the arena. */
+static void write_placements(const char *path, const lab_trace_t *t, const lab_result_t *r)
+{
+    FILE *f = fopen(path, "wb");
+    uint64_t i;
+    if (f == NULL) {
+        die(2, "%s: cannot write: %s", path, strerror(errno));
+    }
+    for (i = 0; i < 2 * t->ids; i++) {
+        uint64_t v = r->place != NULL ? r->place[i] : LAB_NONE;
+        unsigned char b[8];
+        int k;
+        for (k = 0; k < 8; k++) {
+            b[k] = (unsigned char)(v >> (8 * k));
+        }
+        if (fwrite(b, 1, 8, f) != 8) {
+            break;
+        }
+    }
+    if (fclose(f) != 0 || i != 2 * t->ids) {
+        die(1, "%s: write error", path);
+    }
+}
+
 static int run_replay(const lab_trace_t *t, const lab_alloc_t *a, uint64_t arena_size, const lab_options_t *o,
-                      const char *json, double t0, double load_s)
+                      const char *placements, const char *json, double t0, double load_s)
 {
     arena_t arena = {NULL, 0, arena_alignment(t)};
     lab_result_t r;
@@ -326,6 +358,9 @@ static int run_replay(const lab_trace_t *t, const lab_alloc_t *a, uint64_t arena
             (int)r.make_status, r.make_status == HK_ETOOSMALL ? ": too small" : "");
     }
     fix_breakdown(t, a, mem, arena_size, &r);
+    if (placements != NULL) {
+        write_placements(placements, t, &r);
+    }
 
     memset(&run, 0, sizeof(run));
     run.mode = "replay";
@@ -559,8 +594,8 @@ static int run_size_search(const lab_trace_t *t, const lab_alloc_t *a, const lab
 
 int main(int argc, char **argv)
 {
-    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SECOND_REGION, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP, OPT_HEAPMAP_OWNERS, OPT_NO_TIMING, OPT_PROGRESS,
-           OPT_JSON, OPT_SEARCH, OPT_LIST, OPT_HELP };
+    enum { OPT_TRACE = 1, OPT_ALLOC, OPT_ARENA, OPT_PAD, OPT_SECOND_REGION, OPT_SERIES, OPT_HEAPMAP, OPT_HEAPMAP_CAP,
+           OPT_HEAPMAP_OWNERS, OPT_PLACEMENTS, OPT_NO_TIMING, OPT_PROGRESS, OPT_JSON, OPT_SEARCH, OPT_LIST, OPT_HELP };
     static const struct option longopts[] = {{"trace", required_argument, NULL, OPT_TRACE},
                                              {"alloc", required_argument, NULL, OPT_ALLOC},
                                              {"arena", required_argument, NULL, OPT_ARENA},
@@ -570,6 +605,7 @@ int main(int argc, char **argv)
                                              {"heapmap", required_argument, NULL, OPT_HEAPMAP},
                                              {"heapmap-cap", required_argument, NULL, OPT_HEAPMAP_CAP},
                                              {"heapmap-owners", no_argument, NULL, OPT_HEAPMAP_OWNERS},
+                                             {"placements", required_argument, NULL, OPT_PLACEMENTS},
                                              {"no-timing", no_argument, NULL, OPT_NO_TIMING},
                                              {"progress", no_argument, NULL, OPT_PROGRESS},
                                              {"json", required_argument, NULL, OPT_JSON},
@@ -580,6 +616,7 @@ int main(int argc, char **argv)
     const char *trace_path = NULL;
     const char *alloc_name = NULL;
     const char *json = NULL;
+    const char *placements = NULL;
     uint64_t arena = 0;
     uint64_t second_region = 0;
     int search = 0;
@@ -638,6 +675,10 @@ int main(int argc, char **argv)
         case OPT_HEAPMAP_OWNERS:
             o.heapmap_owners = 1;
             break;
+        case OPT_PLACEMENTS:
+            placements = optarg;
+            o.placements = 1;
+            break;
         case OPT_NO_TIMING:
             o.timing = 0;
             break;
@@ -675,6 +716,9 @@ int main(int argc, char **argv)
     if (search && arena != 0) {
         die(2, "--size-search chooses the arena: drop --arena");
     }
+    if (search && placements != NULL) {
+        die(2, "--placements needs a replay: drop --size-search");
+    }
     if (search && o.pad != 0) {
         die(2, "--size-search replays the trace's own sizes: drop --pad");
     }
@@ -703,7 +747,7 @@ int main(int argc, char **argv)
     if (search) {
         rc = run_size_search(&t, a, &o, json, t0, load_s);
     } else {
-        rc = run_replay(&t, a, arena, &o, json, t0, load_s);
+        rc = run_replay(&t, a, arena, &o, placements, json, t0, load_s);
     }
     lab_trace_close(&t);
     return rc;

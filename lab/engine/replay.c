@@ -310,6 +310,10 @@ static void adopt(engine_t *e, uint64_t id, void *p, uint64_t req, uint64_t rec)
     if (e->state[id] != S_LIVE) {
         return;
     }
+    if (r->place != NULL && e->in_arena) {
+        r->place[2 * id] = (uint64_t)(uintptr_t)((unsigned char *)p - e->arena);
+        r->place[2 * id + 1] = s->usable;
+    }
     if (e->live_ids != NULL) {
         e->live_at[id] = e->nlive;
         e->live_ids[e->nlive++] = id;
@@ -478,6 +482,17 @@ static void visit_heapmap(void *ctx, const hk_block_info_t *blk)
     b->size = blk->size;
     b->used = blk->used ? 1 : 0;
     b->owner = LAB_NONE;
+    if (b->used) {
+        uint64_t head = (uint64_t)((uintptr_t)blk->payload - (uintptr_t)blk->start);
+        uint64_t tail = b->size - head - blk->usable;
+        if (hm->gross == LAB_GROSS_UNSEEN) {
+            hm->gross = LAB_GROSS_FIXED;
+            hm->head = head;
+            hm->tail = tail;
+        } else if (hm->head != head || hm->tail != tail) {
+            hm->gross = LAB_GROSS_VARIES;
+        }
+    }
     if (b->used && w->nowners != 0) {
         /* The last live pointer below the block's end; it is the owner if it is inside. */
         size_t lo = 0;
@@ -923,6 +938,13 @@ int lab_replay(const lab_trace_t *t, const lab_alloc_t *a, void *arena, size_t a
             }
         }
     }
+    if (o->placements && e.in_arena && t->ids != 0) {
+        r->place = malloc((size_t)t->ids * 2 * sizeof(*r->place));
+        if (r->place == NULL) {
+            goto oom;
+        }
+        memset(r->place, 0xff, (size_t)t->ids * 2 * sizeof(*r->place));
+    }
     if (o->timing && timing_init(&r->timing, t) != 0) {
         goto oom;
     }
@@ -1134,5 +1156,6 @@ void lab_result_free(lab_result_t *r)
     free(r->series.failures);
     free(r->heapmap.snap);
     free(r->heapmap.block);
+    free(r->place);
     memset(r, 0, sizeof(*r));
 }

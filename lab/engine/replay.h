@@ -26,6 +26,7 @@ typedef struct lab_options {
     unsigned heapmap;      /* hk_walk snapshots (0: none) */
     size_t heapmap_cap;    /* most entries kept per snapshot */
     int heapmap_owners;    /* name the trace id holding each used block of a snapshot (the viewer's hover) */
+    int placements;        /* keep where each id's block went (lab_result_t.place): the viewer's map between snapshots */
     uint64_t snapshot_rec; /* record after which to take the breakdown walk (LAB_NONE: none) */
     uint64_t pad;          /* bytes added to every allocation request: a larger per-block header, as a seed's */
     uint64_t second_region; /* freertos-heap5's second region at the arena's top (0: none); set in its adapter, reported here */
@@ -77,7 +78,18 @@ typedef struct lab_hm_block {
     uint64_t owner;  /* with heapmap_owners: the trace id whose pointer lies in the block (LAB_NONE: free, merged or unknown) */
 } lab_hm_block_t;
 
+/*
+ * How a used block's gross extent relates to what malloc returned, as every
+ * used block of every snapshot showed it: start = payload - head and
+ * end = payload + usable + tail. The viewer carves blocks placed between
+ * snapshots with it; it holds only when no walk saw another relation.
+ */
+enum { LAB_GROSS_UNSEEN = 0, LAB_GROSS_FIXED, LAB_GROSS_VARIES };
+
 typedef struct lab_heapmap {
+    int gross;     /* LAB_GROSS_* */
+    uint64_t head;
+    uint64_t tail;
     size_t n;
     size_t cap;
     lab_hm_snap_t *snap;
@@ -139,6 +151,8 @@ typedef struct lab_result {
     lab_timing_t timing;
     lab_series_t series;
     lab_heapmap_t heapmap;
+    /* With o->placements: per trace id, its block's payload offset and usable bytes (LAB_NONE: never placed in the arena). */
+    uint64_t *place;
 } lab_result_t;
 
 /*

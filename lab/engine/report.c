@@ -171,6 +171,14 @@ static void write_heapmap(json_t *j, const lab_run_t *run)
     }
     json_obj(j, "heapmap");
     json_u64(j, "cap", run->opt->heapmap_cap);
+    if (hm->gross == LAB_GROSS_FIXED) {
+        json_obj(j, "gross");
+        json_u64(j, "head", hm->head);
+        json_u64(j, "tail", hm->tail);
+        json_end_obj(j);
+    } else {
+        json_null(j, "gross");
+    }
     json_arr(j, "snapshots", 0);
     for (s = 0; s < hm->n; s++) {
         const lab_hm_snap_t *sn = &hm->snap[s];

@@ -168,16 +168,19 @@ def _run(argv: list[str], *, binary: str | os.PathLike | None = None,
 
 def replay(trace_path: Any, allocator: str, arena: int | None = None, series: int = 200,
            heapmap: int = 0, timing: bool = True, *, heapmap_cap: int | None = None,
-           heapmap_owners: bool = False, pad: int = 0, second_region: int = 0, preload: str | None = None,
-           binary: str | os.PathLike | None = None, progress: Callable[[int], None] | None = None) -> dict:
+           heapmap_owners: bool = False, placements: str | os.PathLike | None = None, pad: int = 0,
+           second_region: int = 0, preload: str | None = None, binary: str | os.PathLike | None = None,
+           progress: Callable[[int], None] | None = None) -> dict:
     """Replay a trace against *allocator*; the engine's JSON result as a dict.
 
     arena: bytes (default: the engine's, max(64 KiB, 4 x peak live requested),
     refused at the engine's memory limit); series: hk_get_stats samples (0 for
     none); heapmap: hk_walk snapshots (heapmap_owners: with the trace id each used
-    block holds); timing: time every call; pad: bytes added to every request the
-    allocator sees (a larger per-block header); second_region: freertos-heap5 only, the
-    arena's top bytes as a second heap region (a board with two memories); preload: an LD_PRELOAD for the
+    block holds); placements: a file the engine writes, per trace id, its block's
+    payload offset and usable bytes (little-endian int64 pairs, -1 -1: never placed);
+    timing: time every call; pad: bytes added to every request the allocator sees (a
+    larger per-block header); second_region: freertos-heap5 only, the arena's top bytes
+    as a second heap region (a board with two memories); preload: an LD_PRELOAD for the
     "system" entry (e.g. a libmimalloc.so path); binary: another engine build;
     progress: called with the records replayed so far.
     """
@@ -190,6 +193,8 @@ def replay(trace_path: Any, allocator: str, arena: int | None = None, series: in
         argv += ["--heapmap-cap", str(int(heapmap_cap))]
     if heapmap_owners:
         argv.append("--heapmap-owners")
+    if placements is not None:
+        argv += ["--placements", os.fspath(placements)]
     if pad:
         argv += ["--pad", str(int(pad))]
     if second_region:

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // heapkit view: the page's code (inlined by heapkit/view.py). Vanilla JS on canvases;
-// the data is the JSON in #hk-data; nothing is fetched. window.heapkitView is the
-// handle the browser tests drive (setCursor, blockAt, byCaller).
+// the data is the JSON in #hk-data (its long columns base64 typed arrays); nothing is
+// fetched. window.heapkitView is the handle the browser tests drive (setCursor, blockAt,
+// byCaller, exact).
 "use strict";
 (function () {
   const app = document.getElementById("app");
@@ -13,6 +14,19 @@
   status.id = "follow-status";
   app.before(status);
 
+const ARRAYS = { i4: Int32Array, u4: Uint32Array, u2: Uint16Array, f8: Float64Array };
+// A column view.py wrote as {t: dtype, b: base64 of its little-endian bytes}.
+function typed(col) {
+  let bytes;
+  if (Uint8Array.fromBase64) bytes = Uint8Array.fromBase64(col.b);
+  else {
+    const bin = atob(col.b);
+    bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  }
+  return new ARRAYS[col.t](bytes.buffer, bytes.byteOffset, bytes.byteLength / ARRAYS[col.t].BYTES_PER_ELEMENT);
+}
+
 // The whole page for data D; prev: the state (cursor, zoom) of the page it replaces (--follow).
 function start(D, prev) {
   app.replaceChildren();
@@ -22,7 +36,11 @@ function start(D, prev) {
   }
   const N = D.records;
   const B = D.buckets;
-  const idIndex = new Map(D.ids.id.map((id, i) => [id, i]));
+  // The ids' columns: every id (dense, the map is exact) or those the snapshots name (D.ids.id).
+  const ids = {};
+  for (const [k, col] of Object.entries(D.ids)) ids[k] = typed(col);
+  const idIndex = ids.id ? new Map(Array.from(ids.id, (id, i) => [id, i])) : null;
+  const idx = (id) => idIndex ? idIndex.get(id) : id;
   const COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
                   "#ff9da7", "#9c755f", "#bab0ac"];
   const state = { v0: 0, v1: N, cursor: D.peak.record, colorBy: "caller", remainingOnly: true, n: N };
@@ -37,6 +55,7 @@ function start(D, prev) {
     for (const k of kids) e.append(k);
     return e;
   };
+  const NUM = new Intl.NumberFormat(); // one formatter: toLocaleString makes one per call
   const fmtB = (b) => b >= 1048576 ? (b / 1048576).toFixed(2) + " MiB" : b >= 1024 ? (b / 1024).toFixed(1) + " KiB" : b + " B";
   const hex = (v) => "0x" + v.toString(16);
   const taskName = (tid) => D.tasks[String(tid)] || ("t" + tid);
@@ -64,9 +83,12 @@ function start(D, prev) {
   app.append(el("p", { class: "note" },
     `${N.toLocaleString()} records. Wheel: zoom; drag: move the cursor; shift+drag: pan. ` +
     `Timeline: ${B.start.length} buckets (live requested bytes: min and max per bucket; allocator curves: ` +
-    `the engine's sample at each bucket's end). Map: the engine's snapshot at or before the cursor ` +
-    `(${D.allocators.map((a) => `${a.name}: ${a.snapshots.length} snapshots`).join(", ")}; at most ` +
-    `${D.bounds.block_budget.toLocaleString()} blocks per allocator).`),
+    `the engine's sample at each bucket's end). Map: ` +
+    D.allocators.map((a) => typeof a.between === "string"
+      ? `${a.name}: the engine's snapshot at or before the cursor (${a.snapshots.length} snapshots; not exact between them: ${a.between})`
+      : `${a.name}: exact at every record (the engine's ${a.snapshots.length} snapshots plus where each block went)`).join("; ") +
+    `. At most ${D.bounds.block_budget.toLocaleString()} snapshot blocks per allocator; exact maps up to ` +
+    `${D.bounds.exact_budget.toLocaleString()} records x allocators.`),
     bar, tl, legend);
   const mapsDiv = el("div", { class: "maps" });
   app.append(el("h2", {}, "Heap map at the cursor"), mapsDiv);
@@ -75,7 +97,15 @@ function start(D, prev) {
     const cv = el("canvas", { id: "map-" + a.name, height: "260" });
     const div = el("div", { class: "map" }, el("b", {}, a.name), " ", cap, cv);
     mapsDiv.append(div);
-    return { a, k, cv, cap, snap: null };
+    const m = { a, k, cv, cap, snap: null, cache: null };
+    if (typeof a.between !== "string") {
+      m.off = typed(a.between.offset); m.usable = typed(a.between.usable);
+      // The arena the walks cover: from the first block to the last one's end.
+      const b = a.snapshots.find((s) => !s.truncated && s.blocks.length) || a.snapshots[0];
+      m.lo = b && b.blocks.length ? b.blocks[0] : a.control;
+      m.hi = b && b.blocks.length ? b.blocks[b.blocks.length - 3] + b.blocks[b.blocks.length - 2] : a.arena;
+    }
+    return m;
   });
 
   app.append(el("h2", {}, "Who holds memory"));
@@ -108,7 +138,7 @@ function start(D, prev) {
   }
   function fill(t, rows) {
     const body = t.tBodies[0];
-    body.replaceChildren(...rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, typeof v === "number" ? v.toLocaleString() : v)))));
+    body.replaceChildren(...rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, typeof v === "number" ? NUM.format(v) : v)))));
   }
 
   // ---- timeline
@@ -217,14 +247,66 @@ function start(D, prev) {
     while (lo < hi) { const m = (lo + hi + 1) >> 1; if (s[m].record <= rec) lo = m; else hi = m - 1; }
     return lo >= 0 ? s[lo] : null;
   }
+  // Ids live just after record rec (the same for every allocator; its failures are unplaced).
+  let liveCache = null;
+  function liveAt(rec) {
+    if (liveCache && liveCache.rec === rec) return liveCache.ids;
+    const P = ids.pos, E = ids.end, out = [];
+    for (let i = 0; i < P.length && P[i] <= rec; i++) if (E[i] > rec) out.push(i);
+    liveCache = { rec, ids: out };
+    return out;
+  }
+  // The heap just after record rec, as a snapshot is ([offset, size, owner] triples in
+  // address order, owner -1 free). Used blocks: the ids live there, at their extents. Free
+  // space: the rest, cut as the latest snapshot's free blocks where unchanged; a free piece that
+  // was not free at the snapshot merges with its free neighbours, as a coalescing allocator does.
+  function exactMap(m, rec) {
+    const { head, tail } = m.a.between;
+    const used = liveAt(rec).filter((i) => m.off[i] >= 0);
+    const start = new Float64Array(used.length);
+    used.forEach((i, j) => { start[j] = m.off[i] - head; });
+    const order = Array.from(used.keys()).sort((x, y) => start[x] - start[y]);
+    const snap = snapshotOf(m.a, rec);
+    const sb = snap ? snap.blocks : [];
+    const out = [], fresh = [];
+    let j = 0;
+    const piece = (a, b, isNew) => {
+      const n = out.length;
+      if (n && out[n - 1] === -1 && (isNew || fresh[fresh.length - 1]) && out[n - 3] + out[n - 2] === a) {
+        out[n - 2] += b - a; fresh[fresh.length - 1] = isNew;
+      } else { out.push(a, b - a, -1); fresh.push(isNew); }
+    };
+    const free = (a, b) => {
+      while (a < b) {
+        while (j < sb.length && (sb[j + 2] !== -1 || sb[j] + sb[j + 1] <= a)) j += 3;
+        if (j < sb.length && sb[j] <= a) { const e = Math.min(b, sb[j] + sb[j + 1]); piece(a, e, false); a = e; }
+        else { const e = j < sb.length ? Math.min(b, sb[j]) : b; piece(a, e, true); a = e; }
+      }
+    };
+    let x = m.lo;
+    for (const k of order) {
+      const i = used[k], s = start[k], e = m.off[i] + m.usable[i] + tail;
+      if (s > x) free(x, s);
+      out.push(s, e - s, i); fresh.push(false);
+      x = Math.max(x, e);
+    }
+    if (x < m.hi) free(x, m.hi);
+    return { record: rec, blocks: out, exact: true, base: snap ? snap.record : null, used: used.length };
+  }
+  // The map the page shows at rec: exact, or the latest snapshot at or before it.
+  function mapAt(m, rec) {
+    if (typeof m.a.between === "string") return snapshotOf(m.a, rec);
+    if (!m.cache || m.cache.record !== rec) m.cache = exactMap(m, rec);
+    return m.cache;
+  }
   function blockInfo(snap, i) {
     const b = snap.blocks, off = b[3 * i], size = b[3 * i + 1], owner = b[3 * i + 2];
     const info = { offset: off, size, used: owner !== -1, owner: owner >= 0 ? owner : null };
     if (owner >= 0) {
-      const k = idIndex.get(owner);
-      info.request = D.ids.size[k]; info.birth = D.ids.birth[k];
-      info.caller = callerName(D.ids.caller[k]); info.callerIdx = D.ids.caller[k];
-      info.task = taskName(D.ids.tid[k]); info.tid = D.ids.tid[k];
+      const k = idx(owner);
+      info.request = ids.size[k]; info.birth = ids.birth[k];
+      info.caller = callerName(ids.caller[k]); info.callerIdx = ids.caller[k];
+      info.task = taskName(ids.tid[k]); info.tid = ids.tid[k];
       info.age = state.cursor - info.birth;
     }
     return info;
@@ -243,21 +325,26 @@ function start(D, prev) {
   function drawMap(m) {
     const [g, w, h] = sizeCanvas(m.cv);
     g.clearRect(0, 0, w, h);
-    const snap = snapshotOf(m.a, state.cursor);
+    const snap = mapAt(m, state.cursor);
     m.snap = snap;
     m.span = mapSpan(m.a);
     const rows = Math.floor(h / ROW), per = Math.max(1, Math.ceil(m.span / (rows * w)));
     m.per = per; m.w = w;
     if (!snap) { m.cap.textContent = "before the first snapshot"; return; }
-    m.cap.textContent = `record ${snap.record}${snap.record !== state.cursor ? " (latest snapshot at or before the cursor)" : ""}; ` +
-      `${snap.blocks.length / 3} blocks shown of ${snap.walked} walked${snap.merged ? ", runs merged" : ""}` +
-      `${snap.truncated ? ", highest dropped" : ""}; ${fmtB(per)} per pixel, ${fmtB(per * w)} per row`;
-    const b = snap.blocks;
-    for (let i = 0; i < b.length / 3; i++) {
-      const info = blockInfo(snap, i);
-      g.fillStyle = colorOf(info, state.cursor);
+    m.cap.textContent = (snap.exact
+      ? `record ${snap.record}, exact: ${snap.used} used blocks at their extents, owner and used/free of every byte; ` +
+        (snap.base == null ? "free blocks: the free runs (no walk yet)"
+          : `free blocks as the walk at record ${snap.base} cut them where unchanged, freed space merged with free neighbours`)
+      : `record ${snap.record}${snap.record !== state.cursor ? " (latest snapshot at or before the cursor: not the cursor's heap)" : ""}; ` +
+        `${snap.blocks.length / 3} blocks shown of ${snap.walked} walked${snap.merged ? ", runs merged" : ""}` +
+        `${snap.truncated ? ", highest dropped" : ""}`) + `; ${fmtB(per)} per pixel, ${fmtB(per * w)} per row`;
+    const b = snap.blocks, nb = b.length / 3;
+    for (let i = 0; i < nb; i++) {
       let p0 = Math.floor(b[3 * i] / per);
       const p1 = Math.min(rows * w, Math.max(p0 + 1, Math.floor((b[3 * i] + b[3 * i + 1]) / per)));
+      // A block within one pixel that the next block's pixel covers would be painted over.
+      if (p1 === p0 + 1 && i + 1 < nb && Math.floor(b[3 * i + 3] / per) === p0) continue;
+      g.fillStyle = colorOf(blockInfo(snap, i), state.cursor);
       while (p0 < p1) {
         const row = Math.floor(p0 / w), x0 = p0 % w, x1 = Math.min(w, x0 + (p1 - p0));
         // A pixel's gap after each block that is wide enough, so that neighbours stay apart.
@@ -268,7 +355,7 @@ function start(D, prev) {
   }
   function blockAt(name, offset) {
     const m = maps.find((mm) => mm.a.name === name);
-    const snap = snapshotOf(m.a, state.cursor);
+    const snap = mapAt(m, state.cursor);
     if (!snap) return null;
     const b = snap.blocks;
     let lo = 0, hi = b.length / 3 - 1;
@@ -290,18 +377,24 @@ function start(D, prev) {
     m.cv.addEventListener("mouseleave", () => { tip.style.display = "none"; });
   });
 
-  // ---- who holds memory at the cursor (the first allocator's snapshot)
+  // ---- who holds memory at the cursor (the first allocator's map)
   function holders() {
     const m = maps[0];
-    const snap = m && snapshotOf(m.a, state.cursor);
+    const snap = m && mapAt(m, state.cursor);
     const byC = new Map(), byT = new Map(), tree = new Map();
     if (snap) {
       for (let i = 0; i < snap.blocks.length / 3; i++) {
         const o = snap.blocks[3 * i + 2];
         if (o < 0) continue;
-        const k = idIndex.get(o), c = D.ids.caller[k], t = D.ids.tid[k], s = D.ids.size[k];
-        for (const [map, key] of [[byC, c], [byT, t]]) { const v = map.get(key) || [0, 0]; v[0] += s; v[1]++; map.set(key, v); }
-        const tt = tree.get(t) || new Map(); tt.set(c, (tt.get(c) || 0) + s); tree.set(t, tt);
+        const k = idx(o), c = ids.caller[k], t = ids.tid[k], s = ids.size[k];
+        let v = byC.get(c);
+        if (!v) byC.set(c, v = [0, 0]);
+        v[0] += s; v[1]++;
+        if (!(v = byT.get(t))) byT.set(t, v = [0, 0]);
+        v[0] += s; v[1]++;
+        let tt = tree.get(t);
+        if (!tt) tree.set(t, tt = new Map());
+        tt.set(c, (tt.get(c) || 0) + s);
       }
     }
     const sorted = (map) => [...map.entries()].sort((x, y) => y[1][0] - x[1][0] || y[1][1] - x[1][1] || x[0] - y[0]).slice(0, D.bounds.top);
@@ -392,6 +485,7 @@ function start(D, prev) {
     blockAt,
     byCaller: () => holders().byCaller.map(([c, [b, n]]) => [callerName(c), b, n]),
     snapshotRecords: (name) => maps.find((m) => m.a.name === name).a.snapshots.map((s) => s.record),
+    exact: (name) => typeof maps.find((m) => m.a.name === name).a.between !== "string",
     ready: performance.now(),
     records: N,
   };

@@ -7,8 +7,9 @@ chosen allocator at the cursor, who holds memory at the cursor and at the
 peak, an icicle by task and caller, and the leaks.  The numbers come from
 the rest of the lab: the trace's own live bytes (:mod:`heapkit.trace`),
 the engine's replay of each allocator (:mod:`heapkit.engine`: its sampled
-series and its heap-map snapshots, whose used blocks name the trace id
-holding them) and the leak analysis (:mod:`heapkit.leaks`).
+series, its heap-map snapshots, whose used blocks name the trace id
+holding them, and where it put each id's block) and the leak analysis
+(:mod:`heapkit.leaks`).
 
 What the page embeds is bounded whatever the trace's length:
 
@@ -21,16 +22,32 @@ What the page embeds is bounded whatever the trace's length:
   ``BLOCK_BUDGET`` blocks: as many as fit whole at the trace's peak block
   count, between ``MIN_SNAPSHOTS`` and ``SNAPSHOTS`` (past the per-snapshot
   cap the engine merges runs of adjacent blocks in the same state, and the
-  page says so); the cursor shows the latest snapshot at or before it;
-* the blocks' owners: one row per trace id a snapshot names;
+  page says so);
+* the map between snapshots, for a trace of at most ``EXACT_BUDGET`` records
+  x allocators: per trace id its request, caller, task, birth, the record
+  that creates it and the one that ends it (22 bytes), and per allocator
+  where the block went (``hk-replay --placements``: payload offset and
+  usable bytes, 8 bytes), as base64 typed arrays: (22 + 8 x allocators)
+  x 4/3 bytes per id, so at most 200 MB of page (one allocator, 5 million
+  ids). The page computes the map at the cursor's record from them: the
+  used blocks are those live there, at their exact extents (the engine
+  checked each walked block's ``gross`` relation); the free space is the
+  rest, its blocks the cursor's snapshot's where unchanged, a freed block
+  merged with its free neighbours. Past the budget (or for an allocator whose
+  blocks' relation varies, or an arena of 2 GiB or more) the cursor shows
+  the latest snapshot at or before it and the page says so;
+* the blocks' owners: one row per trace id a snapshot names (all ids when
+  the map is exact);
 * the tables: the ``TOP`` largest groups.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +62,7 @@ BUCKETS = 2000
 SNAPSHOTS = 1000
 BLOCK_BUDGET = 300_000
 MIN_SNAPSHOTS = 50
+EXACT_BUDGET = 5_000_000
 TOP = 200
 ASSETS = Path(__file__).resolve().parent
 
@@ -91,19 +109,33 @@ def _group(ids: np.ndarray, key: np.ndarray, sizes: np.ndarray) -> list[list[int
     return [[int(keys[i]), int(nbytes[i]), int(count[i])] for i in order]
 
 
+def _typed(a: np.ndarray, dtype: str) -> dict:
+    """*a* as a little-endian typed array the page decodes: {"t": dtype, "b": base64}."""
+    return {"t": dtype, "b": base64.b64encode(np.ascontiguousarray(a, "<" + dtype).tobytes()).decode()}
+
+
+def _sizes(sizes: np.ndarray) -> dict:
+    """Request sizes as uint32, or float64 when one does not fit (a calloc's product can pass 4 GiB)."""
+    return _typed(sizes, "u4" if not len(sizes) or sizes.max() < 2**32 else "f8")
+
+
 def live_ids_at(blocks, record: int) -> np.ndarray:
     """The trace ids live just after *record*."""
     return np.flatnonzero((blocks.pos <= record) & (blocks.killed_at > record))
 
 
-def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_blocks: int) -> dict:
+def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_blocks: int,
+               exact: bool) -> dict:
     n = len(trace)
     # A walk sees about a free block per used one: as many snapshots as fit whole in the budget
     # at the trace's peak, within [MIN_SNAPSHOTS, SNAPSHOTS]; past its cap a snapshot merges runs.
     snaps = min(n, SNAPSHOTS, max(MIN_SNAPSHOTS, BLOCK_BUDGET // (2 * peak_blocks + 16)))
     cap = max(64, BLOCK_BUDGET // snaps)
-    res = engine.replay(trace, alloc, arena=arena, series=min(n, BUCKETS), heapmap=snaps, heapmap_cap=cap,
-                        heapmap_owners=True, timing=False)
+    with tempfile.TemporaryDirectory(prefix="heapkit-view-") as tmp:
+        where = Path(tmp) / "placements" if exact else None
+        res = engine.replay(trace, alloc, arena=arena, series=min(n, BUCKETS), heapmap=snaps, heapmap_cap=cap,
+                            heapmap_owners=True, placements=where, timing=False)
+        place = np.fromfile(where, "<i8").reshape(-1, 2) if exact else None
     r = res["replay"]
     if r.get("heapmap") is None:
         raise HeapkitError(f"{alloc}: does not live in an arena, so it has no map to show "
@@ -121,6 +153,17 @@ def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_
         out_snaps.append({"record": snap["record"], "walked": snap["walked_blocks"],
                           "merged": snap["merged"], "truncated": snap["truncated"], "blocks": flat})
     fails, mem = r["failures"], r["memory"]
+    # The map between snapshots: where each id's block went, and how far its header and tail reach.
+    gross = r["heapmap"]["gross"]
+    if not exact:
+        between = f"the trace's {n:,} records x allocators pass the page's bound ({EXACT_BUDGET:,})"
+    elif gross is None:
+        between = "its walks saw no used block, or blocks reaching differently around their payloads"
+    elif res["arena"]["size"] >= 2**31:
+        between = "its arena is 2 GiB or more"
+    else:
+        between = {"head": gross["head"], "tail": gross["tail"],
+                   "offset": _typed(place[:, 0], "i4"), "usable": _typed(place[:, 1], "i4")}
     return {"name": alloc, "arena": res["arena"]["size"], "control": res["arena"]["control_bytes"],
             "peak_end": mem["peak_end"],
             "peak_footprint": mem["peak_footprint"], "peak_footprint_record": mem["peak_footprint_record"],
@@ -128,7 +171,7 @@ def _allocator(trace: Trace, alloc: str, arena: int | None, ids: set[int], peak_
             "series": {"record": s["record"], "footprint": s["footprint"], "largest_free": s["largest_free"],
                        "free_blocks": s["free_blocks"], "failures": s["failures"],
                        "frag": [round(float(x), 4) for x in frag]},
-            "snapshot_cap": cap, "snapshots": out_snaps}
+            "snapshot_cap": cap, "snapshots": out_snaps, "between": between}
 
 
 def build(trace: Trace, ann: Annotations, allocs: list[str], *, arena: int | None = None,
@@ -144,7 +187,8 @@ def build(trace: Trace, ann: Annotations, allocs: list[str], *, arena: int | Non
     peak_rec = int(np.argmax(live))
     ids: set[int] = set()
     peak_blocks = int(live_counts(rec).max())
-    allocators = [_allocator(trace, a, arena, ids, peak_blocks) for a in allocs]
+    exact = n * len(allocs) <= EXACT_BUDGET
+    allocators = [_allocator(trace, a, arena, ids, peak_blocks, exact) for a in allocs]
 
     names = _Names(ann, sym)
     caller_idx = np.array([names(int(c)) for c in blocks.callers.tolist()], np.int64) if len(blocks.callers) \
@@ -166,13 +210,21 @@ def build(trace: Trace, ann: Annotations, allocs: list[str], *, arena: int | Non
                  for k, (b, c) in allocated.items()]
     leak_rows.sort(key=lambda r: (-r[5], -r[3]))
 
-    id_list = np.array(sorted(ids), np.int64)
+    # Every id when the map is exact (it may show any), else those the snapshots name.
+    id_list = np.arange(len(sizes)) if exact else np.array(sorted(ids), np.int64)
+    id_cols = {"size": _sizes(sizes[id_list]), "birth": _typed(blocks.born[id_list], "i4"),
+               "caller": _typed(caller_idx[id_list], "i4"), "tid": _typed(blocks.tids[id_list], "u2")}
+    if exact:
+        id_cols.update(pos=_typed(blocks.pos, "i4"), end=_typed(blocks.killed_at, "i4"))
+    else:
+        id_cols["id"] = _typed(id_list, "i4")
     stamps = ann.stamps if len(ann.stamps) == n else None
     hz = ann.meta.get("stamp_hz")
     tids = sorted(set(blocks.tids.tolist()))
     return {
         "name": trace.name, "records": n,
-        "bounds": {"buckets": BUCKETS, "snapshots": SNAPSHOTS, "block_budget": BLOCK_BUDGET, "top": TOP},
+        "bounds": {"buckets": BUCKETS, "snapshots": SNAPSHOTS, "block_budget": BLOCK_BUDGET, "top": TOP,
+                   "exact_budget": EXACT_BUDGET},
         "buckets": {"start": starts.tolist(),
                     "live_min": np.minimum.reduceat(live, starts).tolist(),
                     "live_max": np.maximum.reduceat(live, starts).tolist(),
@@ -181,9 +233,7 @@ def build(trace: Trace, ann: Annotations, allocs: list[str], *, arena: int | Non
         "peak": {"record": peak_rec, "bytes": int(live[peak_rec])},
         "callers": names.names, "has_callers": bool(len(ann.callers) == n),
         "tasks": {str(t): ann.tasks.get(t, "(no task)" if t == 0 else f"t{t}") for t in tids},
-        "ids": {"id": id_list.tolist(), "size": sizes[id_list].tolist(),
-                "birth": blocks.born[id_list].tolist(), "caller": caller_idx[id_list].tolist(),
-                "tid": blocks.tids[id_list].tolist()},
+        "ids": id_cols,
         "at_peak": {"by_caller": _group(at_peak, caller_idx, sizes),
                     "by_task": _group(at_peak, blocks.tids.astype(np.int64), sizes)},
         "leaks": {"since": since, "label": cp_label or "the start", "rows": leak_rows[:TOP],

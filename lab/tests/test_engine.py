@@ -659,3 +659,35 @@ def test_preloaded_allocators_run_as_system_under_ld_preload(hk, tmp_path, name)
     assert name in res["engine"]["ld_preload"]
     assert res["replay"]["failures"]["total"] == 0
     assert res["replay"]["errors"]["corrupt_blocks"] == 0
+
+
+@pytest.mark.parametrize("alloc", ["tlsf", "seqfit-best", "buddy"])
+def test_placements_and_the_gross_relation(hk, tmp_path, alloc):
+    """--placements: each id's payload offset and usable bytes; with heapmap.gross they give the
+    extent of every used block the walks saw (reallocs, callocs and aligned allocations included)."""
+    import numpy as np
+    t = write_generated(tmp_path / "g.hkb", 4000, seed=11, target_live=300)
+    where = tmp_path / "placements"
+    res = engine.replay(t, alloc, heapmap=40, heapmap_owners=True, placements=where, timing=False, binary=hk)
+    place = np.fromfile(where, "<i8").reshape(-1, 2)
+    assert len(place) == res["trace"]["ids"]
+    hm = res["replay"]["heapmap"]
+    head, tail = hm["gross"]["head"], hm["gross"]["tail"]
+    seen = 0
+    for snap in hm["snapshots"]:
+        for (off, size, used), owner in zip(snap["blocks"], snap["owners"]):
+            if used and owner is not None:
+                assert (off, size) == (place[owner, 0] - head, place[owner, 1] + head + tail)
+                seen += 1
+    assert seen > 1000
+    # A failed allocation is never placed.
+    small = engine.replay(t, alloc, arena=16384, placements=where, timing=False, binary=hk)
+    assert small["replay"]["failures"]["total"] > 0
+    assert (np.fromfile(where, "<i8").reshape(-1, 2)[:, 0] == -1).sum() >= small["replay"]["failures"]["total"]
+
+
+def test_placements_needs_a_replay(hk, tmp_path):
+    t = write_generated(tmp_path / "g.hkb", 100, seed=1, target_live=10)
+    proc = subprocess.run([str(hk), "--trace", str(t), "--alloc", "tlsf", "--size-search", "--placements",
+                           str(tmp_path / "p")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "--placements needs a replay" in proc.stderr

@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from heapkit import engine
 from heapkit.annotations import Annotations, side_path
 from heapkit.cli import main
 from heapkit.leaks import _blocks, analyse
-from heapkit.trace import TraceBuilder, live_bytes
+from heapkit.trace import Trace, TraceBuilder, live_bytes
 from heapkit.view import live_ids_at, load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,6 +103,10 @@ def test_view_writes_bounded_offline_page(fw, tmp_path, capsys):
     for a in d["allocators"]:
         assert sum(len(s["blocks"]) // 3 for s in a["snapshots"]) <= d["bounds"]["block_budget"]
         assert not any(s["merged"] for s in a["snapshots"])
+        # The exact map's columns: where each id's block went, 4 bytes each as base64.
+        assert set(a["between"]) == {"head", "tail", "offset", "usable"}
+        assert len(a["between"]["offset"]["b"]) == 4 * -(-4 * trace.n_ids // 3)
+    assert set(d["ids"]) == {"size", "birth", "caller", "tid", "pos", "end"}
     # At the peak the leaking caller holds the most.
     top = d["at_peak"]["by_caller"][0]
     assert d["callers"][top[0]] == f"0x{CALLERS[2]:x}"
@@ -121,6 +126,37 @@ def test_view_checkpoint_and_owner_ids_match_the_trace(fw, tmp_path):
     for snap in d["allocators"][0]["snapshots"][::97]:
         owners = {o for o in snap["blocks"][2::3] if o >= 0}
         assert owners == set(live_ids_at(b, snap["record"]).tolist())
+
+
+def past_the_budget(fw, tmp_path, monkeypatch) -> Path:
+    """The page of *fw* (3,000 records, two allocators) with the exact budget one short of it."""
+    from heapkit import view
+    monkeypatch.setattr(view, "EXACT_BUDGET", 2 * 3000 - 1)
+    out = tmp_path / "v.html"
+    assert main(["view", str(fw), "--alloc", "tlsf,buddy", "-o", str(out)]) == 0
+    return out
+
+
+def test_view_past_the_exact_budget_embeds_snapshots_only(fw, tmp_path, monkeypatch):
+    d = page_data(past_the_budget(fw, tmp_path, monkeypatch).read_text())
+    assert all("pass the page's bound (5,999)" in a["between"] for a in d["allocators"])
+    assert "pos" not in d["ids"] and "id" in d["ids"]
+
+
+def test_browser_past_the_exact_budget_shows_snapshots_and_says_so(fw, tmp_path, monkeypatch, browser):
+    out = past_the_budget(fw, tmp_path, monkeypatch)
+    browser.get(out.as_uri())
+    snaps = browser.execute_script("return window.heapkitView.snapshotRecords('tlsf')")
+    rec = snaps[10] + 1
+    assert rec not in snaps and not browser.execute_script("return window.heapkitView.exact('tlsf')")
+    browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
+    off = browser.execute_script("return JSON.parse(document.getElementById('hk-data').textContent)"
+                                 ".allocators[0].snapshots[10].blocks[0]")
+    assert browser.execute_script("return window.heapkitView.blockAt('tlsf', arguments[0])", off)["record"] == snaps[10]
+    caption = browser.find_element("css selector", "#map-tlsf").find_element("xpath", "..").text
+    assert f"record {snaps[10]} (latest snapshot at or before the cursor: not the cursor's heap)" in caption
+    note = browser.find_element("id", "app").text
+    assert "not exact between them: the trace's 3,000 records x allocators pass" in note
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -187,25 +223,41 @@ def test_browser_loads_without_console_errors(browser, page):
     assert errors == []
 
 
+def walk_at(trace_path: Path, alloc: str, arena: int, record: int) -> list[list[int]]:
+    """The engine's walk of *alloc* just after *record*: [offset, size, owner] (-1 free), from a
+    replay of the trace's prefix ending there (the replay is deterministic) on the same arena."""
+    trace, _ = load(trace_path)
+    prefix = Trace(trace.records[:record + 1], "prefix")
+    snap = engine.replay(prefix, alloc, arena=arena, series=0, heapmap=1, heapmap_owners=True,
+                         timing=False)["replay"]["heapmap"]["snapshots"][0]
+    assert snap["record"] == record and not snap["merged"]
+    return [[o, s, -1 if not u else w] for (o, s, u), w in zip(snap["blocks"], snap["owners"])]
+
+
 def test_browser_cursor_and_block_under_address(browser, page, fw):
     browser.get(page.as_uri())
     d = page_data(page.read_text())
     tlsf = d["allocators"][0]
-    snap = tlsf["snapshots"][len(tlsf["snapshots"]) // 2]
-    # The middle snapshot's first used block with an owner, asked for one byte inside it.
-    blocks = snap["blocks"]
-    k = next(i for i in range(0, len(blocks), 3) if blocks[i + 2] >= 0)
-    off, size, owner = blocks[k:k + 3]
-    browser.execute_script("window.heapkitView.setCursor(arguments[0])", snap["record"])
-    assert f"record {snap['record']}" in browser.find_element("id", "readout").text
+    snaps = {s["record"] for s in tlsf["snapshots"]}
+    # A record that is no snapshot's, in the middle; the walk there (not the page's data) gives the
+    # used block asked for by one byte inside it.
+    rec = next(r for r in range(d["records"] // 2, d["records"]) if r not in snaps)
+    walk = walk_at(fw, "tlsf", tlsf["arena"], rec)
+    off, size, owner = next(blk for blk in walk if blk[2] >= 0 and int(_blocks(*load(fw)).born[blk[2]]) < rec - 10)
+    browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
+    assert f"record {rec}" in browser.find_element("id", "readout").text
     got = browser.execute_script("return window.heapkitView.blockAt('tlsf', arguments[0])", off + size // 2)
     trace, ann = load(fw)
     b = _blocks(trace, ann)
-    assert got["record"] == snap["record"] and got["offset"] == off and got["size"] == size
+    assert got["record"] == rec and got["offset"] == off and got["size"] == size
     assert got["owner"] == owner and got["used"] is True
     assert got["request"] == int(b.sizes[owner]) and got["caller"] == f"0x{int(b.callers[owner]):x}"
     assert got["task"] == TASKS[int(b.tids[owner])]
-    assert got["age"] == snap["record"] - int(b.born[owner])
+    assert got["age"] == rec - int(b.born[owner])
+    # A byte inside a free block there is free.
+    foff, fsize, _ = next(blk for blk in walk if blk[2] == -1)
+    assert browser.execute_script("return window.heapkitView.blockAt('tlsf', arguments[0])",
+                                  foff + fsize // 2)["used"] is False
     # A real mouse click in the middle of the plot (it spans x = 50 .. width - 10) moves the cursor there.
     from selenium.webdriver.common.action_chains import ActionChains
     tl = browser.find_element("id", "timeline")
@@ -214,10 +266,78 @@ def test_browser_cursor_and_block_under_address(browser, page, fw):
     assert abs(moved - 1500) <= 5
 
 
+@pytest.mark.parametrize("alloc", ["tlsf", "buddy"])
+def test_browser_map_between_snapshots_is_the_walk_there(browser, page, fw, alloc):
+    """At records no snapshot holds, the page's map (its JS, in the browser) is the engine's walk
+    there: every used block with its extent and owner, every free block's bytes free; tlsf merges
+    a freed block with its free neighbours at once, so its free blocks are the walk's too."""
+    browser.get(page.as_uri())
+    d = page_data(page.read_text())
+    a = next(x for x in d["allocators"] if x["name"] == alloc)
+    snaps = sorted(s["record"] for s in a["snapshots"])
+    assert len(snaps) < d["records"] and browser.execute_script("return window.heapkitView.exact(arguments[0])", alloc)
+    # Just after a snapshot, the furthest from one, before the first, and the last record but one.
+    picks = [snaps[3] + 1, snaps[len(snaps) // 2] + 2, snaps[0] - 1, d["records"] - 2]
+    for rec in picks:
+        assert rec not in snaps
+        walk = walk_at(fw, alloc, a["arena"], rec)
+        browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
+        # One byte inside each block, and the first and last bytes of the used ones.
+        probes = [o + s // 2 for o, s, _ in walk] + [o for o, _, w in walk if w >= 0] + \
+            [o + s - 1 for o, s, w in walk if w >= 0]
+        got = browser.execute_script(
+            "return arguments[0].map((o) => window.heapkitView.blockAt(arguments[1], o))", probes, alloc)
+        want = walk + [blk for blk in walk if blk[2] >= 0] * 2
+        assert len(got) == len(want)
+        for g, (o, s, w) in zip(got, want):
+            assert g["record"] == rec
+            if w >= 0:
+                assert (g["used"], g["owner"], g["offset"], g["size"]) == (True, w, o, s), (rec, o)
+            else:
+                assert g["used"] is False, (rec, o)
+                if alloc == "tlsf":
+                    assert (g["offset"], g["size"]) == (o, s), (rec, o)
+
+
+EVERY_RECORD = """
+const [name, d] = arguments, bad = [];
+const a = d.allocators.find((x) => x.name === name);
+for (const s of a.snapshots) {
+  window.heapkitView.setCursor(s.record);
+  for (let i = 0; i < s.blocks.length; i += 3) {
+    const [off, size, owner] = s.blocks.slice(i, i + 3);
+    if (owner === -1) continue;
+    const g = window.heapkitView.blockAt(name, off + (size >> 1));
+    if (!g || g.record !== s.record || !g.used || g.owner !== owner || g.offset !== off || g.size !== size)
+      bad.push([s.record, off, size, owner, g]);
+  }
+}
+return [a.snapshots.length, bad.slice(0, 5)];
+"""
+
+
+@pytest.mark.parametrize("alloc", ["tlsf", "buddy"])
+def test_browser_used_blocks_exact_at_every_record(browser, tmp_path, alloc):
+    """A trace short enough for a walk at every record: at each, every used block the walk saw is
+    the page's block there, which it computes from where the blocks went, not from the walk."""
+    fw = make_trace(tmp_path / "short.hkb", records=500, seed=3)
+    out = tmp_path / "v.html"
+    assert main(["view", str(fw), "--alloc", alloc, "-o", str(out)]) == 0
+    browser.get(out.as_uri())
+    assert browser.execute_script("return window.heapkitView.exact(arguments[0])", alloc)
+    walks, bad = browser.execute_script(EVERY_RECORD, alloc, page_data(out.read_text()))
+    assert walks == 500 and bad == []
+
+
 def test_browser_by_caller_matches_the_trace(browser, page, fw):
     browser.get(page.as_uri())
     d = page_data(page.read_text())
-    rec = d["allocators"][0]["snapshots"][-1]["record"]
+    # A record that no snapshot holds, where the heap differs from the latest snapshot's before it.
+    trace, ann = load(fw)
+    b = _blocks(trace, ann)
+    snaps = [s["record"] for s in d["allocators"][0]["snapshots"]]
+    rec = next(r for r in range(snaps[-2] - 1, 0, -1) if r not in snaps and not np.array_equal(
+        live_ids_at(b, r), live_ids_at(b, max(s for s in snaps if s < r))))
     browser.execute_script("window.heapkitView.setCursor(arguments[0])", rec)
     rows = browser.execute_script("return window.heapkitView.byCaller()")
     want = expected_by_caller(fw, rec)
