@@ -5,8 +5,7 @@
  *
  *   hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--second-region BYTES]
  *             [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--placements FILE]
- *             [--no-timing] [--progress]
- *             [--json FILE|-]
+ *             [--no-timing] [--progress] [--json FILE|-]
  *   hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]
  *   hk-replay --list [--json FILE|-]
  *
@@ -63,8 +62,7 @@
 static const char usage[] =
     "usage: hk-replay --trace T.hkb --alloc NAME [--arena BYTES] [--pad BYTES] [--second-region BYTES]\n"
     "                 [--series N] [--heapmap N] [--heapmap-cap N] [--heapmap-owners] [--placements FILE]\n"
-    "                 [--no-timing] [--progress]\n"
-    "                 [--json FILE|-]\n"
+    "                 [--no-timing] [--progress] [--json FILE|-]\n"
     "       hk-replay --trace T.hkb --alloc NAME --size-search [--progress] [--json FILE|-]\n"
     "       hk-replay --list [--json FILE|-]\n";
 
