@@ -144,7 +144,6 @@
 
 #define BUDDY_POW2(x) ((x) != 0 && ((x) & ((x) - 1)) == 0)
 
-
 /* Parked blocks an allocation may merge before it gives up (lazy mode). */
 #ifndef HK_BUDDY_LAZY_FLUSH
 #define HK_BUDDY_LAZY_FLUSH 1

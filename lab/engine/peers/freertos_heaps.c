@@ -413,11 +413,12 @@ static hk_heap_t *frtos_make(frtos_heap_t *h, const hk_ops_t *ops, void *arena, 
     const frtos_api_t *api = h->api;
     hk_status_t st = HK_OK;
     size_t main_size = size - (h->second < size ? h->second : size);
-    h->regions = h->second != 0 ? 2u : 1u;
+    unsigned regions = h->second != 0 ? 2u : 1u;
+    frtos_region_t region[2];
     if (arena == NULL || h->live) {
         st = HK_EINVAL;
-    } else if (!frtos_geometry(h, &h->region[0], arena, main_size) ||
-               (h->regions == 2 && !frtos_geometry(h, &h->region[1], (uint8_t *)arena + main_size, h->second))) {
+    } else if (!frtos_geometry(h, &region[0], arena, main_size) ||
+               (regions == 2 && !frtos_geometry(h, &region[1], (uint8_t *)arena + main_size, h->second))) {
         st = HK_ETOOSMALL;
     }
     if (st != HK_OK) {
@@ -426,17 +427,19 @@ static hk_heap_t *frtos_make(frtos_heap_t *h, const hk_ops_t *ops, void *arena, 
         }
         return NULL;
     }
+    h->regions = regions;
+    memcpy(h->region, region, regions * sizeof(region[0]));
     if (api->kind == 5) {
-        HeapRegion_t regions[3];
-        memset(regions, 0, sizeof(regions)); /* the list ends with {NULL, 0} */
-        regions[0].pucStartAddress = arena;
-        regions[0].xSizeInBytes = main_size;
-        if (h->regions == 2) {
-            regions[1].pucStartAddress = (uint8_t *)arena + main_size;
-            regions[1].xSizeInBytes = h->second;
+        HeapRegion_t defined[3];
+        memset(defined, 0, sizeof(defined)); /* the list ends with {NULL, 0} */
+        defined[0].pucStartAddress = arena;
+        defined[0].xSizeInBytes = main_size;
+        if (regions == 2) {
+            defined[1].pucStartAddress = (uint8_t *)arena + main_size;
+            defined[1].xSizeInBytes = h->second;
         }
         api->reset();
-        api->define_regions(regions);
+        api->define_regions(defined);
     } else {
         *api->uc_heap = arena;
         *api->total_heap_size = size;
