@@ -425,10 +425,14 @@ def _after_free(run: dict, ref: dict) -> tuple[dict, dict] | None:
     return (end, fresh) if end and fresh else None
 
 
+def _merge_reference(data: dict, alloc: str) -> dict | None:
+    """*alloc*'s run on a fresh heap of buddy-paper's arena: one malloc(16) and its free."""
+    return next((e for e in data["extra"].get("merge_reference", []) if e["allocator"] == alloc), None)
+
+
 def fresh_free(data: dict, alloc: str) -> dict | None:
-    """*alloc*'s free blocks on a fresh heap of buddy-paper's arena (the merge reference's
-    end: one malloc(16) and its free), or None."""
-    ref = next((e for e in data["extra"].get("merge_reference", []) if e["allocator"] == alloc), None)
+    """*alloc*'s free blocks on a fresh heap of buddy-paper's arena, or None."""
+    ref = _merge_reference(data, alloc)
     return _end_stats(run_heapmap_stats(ref)) if ref else None
 
 
@@ -436,7 +440,7 @@ def _merge_after_free(data: dict, alloc: str) -> tuple[dict, dict] | None:
     """buddy-paper's free blocks at the end of the trace (every block freed) and on a fresh
     heap of the same allocator and arena, or None where either is not in *data*."""
     run = runs_of(data, "buddy-paper").get(alloc)
-    ref = next((e for e in data["extra"].get("merge_reference", []) if e["allocator"] == alloc), None)
+    ref = _merge_reference(data, alloc)
     return _after_free(run, ref) if run and ref else None
 
 
