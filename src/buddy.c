@@ -131,7 +131,7 @@
  * same code; the error, flush and level-2 paths are kept out of them.
  */
 #include "heapkit/buddy.h"
-#include "hk_internal.h"
+#include "hk_tail.h"
 
 #define CTRL_ORDER 0x1Fu
 #define CTRL_FREE 0x20u

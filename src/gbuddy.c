@@ -58,7 +58,7 @@
  * last word).
  */
 #include "heapkit/gbuddy.h"
-#include "hk_internal.h"
+#include "hk_tail.h"
 
 #define HEAD_SIZE 0x1Fu
 #define HEAD_FREE 0x20u

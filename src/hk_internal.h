@@ -121,37 +121,6 @@ static inline int hk_filled(const void *from, const void *to, unsigned char byte
     return 1;
 }
 
-#if HK_CANARIES
-/*
- * Level 2 for blocks without a header (the buddies): the requested size lives
- * in the block's last word and the canary runs from the request up to it.
- * The stored size is trusted only as far as it leaves room for the canary,
- * so a damaged word never sends a read or a copy past the block.
- */
-#define HK_TAIL_WORD sizeof(size_t)
-#define HK_TAIL_EXTRA (HK_CANARY_ROOM + HK_TAIL_WORD)
-
-static inline size_t hk_tail_request(const unsigned char *b, size_t bytes)
-{
-    size_t r;
-    hk_memcpy(&r, b + bytes - HK_TAIL_WORD, sizeof(r));
-    return r <= bytes - HK_TAIL_EXTRA ? r : bytes - HK_TAIL_EXTRA;
-}
-
-static inline void hk_tail_set(unsigned char *b, size_t bytes, size_t requested)
-{
-    hk_fill(b + requested, b + bytes - HK_TAIL_WORD, HK_CANARY_BYTE);
-    hk_memcpy(b + bytes - HK_TAIL_WORD, &requested, sizeof(requested));
-}
-
-static inline int hk_tail_intact(const unsigned char *b, size_t bytes)
-{
-    size_t r;
-    hk_memcpy(&r, b + bytes - HK_TAIL_WORD, sizeof(r));
-    return r <= bytes - HK_TAIL_EXTRA && hk_filled(b + r, b + bytes - HK_TAIL_WORD, HK_CANARY_BYTE);
-}
-#endif
-
 #define HK_STATIC_ASSERT(cond, name) typedef char hk_static_assert_##name[(cond) ? 1 : -1]
 
 HK_STATIC_ASSERT((HK_ALIGN & (HK_ALIGN - 1)) == 0, align_is_power_of_two);
